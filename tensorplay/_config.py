@@ -1,0 +1,58 @@
+"""Build and run-time configuration: OpenMP threads and ``show_config``."""
+import sys
+
+import numpy as np
+
+from tensorplay._kernels import _openmp_helpers
+
+__all__ = ["set_num_threads", "get_num_threads", "show_config"]
+
+
+class _Config:
+    """Process-wide settings read by every kernel call."""
+    __slots__ = ("num_threads",)
+
+    def __init__(self):
+        self.num_threads = max(1, int(_openmp_helpers.omp_max_threads()))
+
+
+CONFIG = _Config()
+
+
+def set_num_threads(n):
+    """Set the maximum number of OpenMP threads the kernels use.
+
+    Kernels still run serially on arrays too small to pay for a second thread.
+
+    Args:
+        n (int): at least 1.  Ignored (with no error) when built without OpenMP.
+
+    Raises:
+        ValueError: when ``n`` is not a positive integer.
+    """
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+        raise ValueError(f"set_num_threads(): expected a positive integer, got {n!r}")
+    CONFIG.num_threads = int(n)
+
+
+def get_num_threads():
+    """The maximum number of threads the kernels use (default: ``omp_get_max_threads()``,
+    which honours ``OMP_NUM_THREADS``); 1 when built without OpenMP."""
+    return CONFIG.num_threads if _openmp_helpers.openmp_enabled() else 1
+
+
+def show_config():
+    """Print the version, the build (OpenMP on or off) and the thread settings."""
+    from tensorplay import __version__
+    lines = [
+        f"tensorplay {__version__}",
+        f"python {sys.version.split()[0]}, numpy {np.__version__}",
+        f"OpenMP: {'enabled' if _openmp_helpers.openmp_enabled() else 'DISABLED (serial kernels)'}",
+        f"threads: {get_num_threads()} (processors: {_openmp_helpers.omp_num_procs()})",
+    ]
+    try:
+        from tensorplay._kernels import _build_info
+        lines.append(f"compile flags: {' '.join(_build_info.COMPILE_ARGS)}")
+    except ImportError:
+        pass
+    print("\n".join(lines))

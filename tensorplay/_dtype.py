@@ -1,0 +1,136 @@
+"""dtypes and PyTorch's type-promotion rules.
+
+tensorplay has five dtypes: ``float32``, ``float64`` (differentiable), ``int64``,
+``int32`` and ``bool`` (indices, masks, comparison results; never require grad).
+
+Promotion follows PyTorch (``torch.result_type``): operands fall into three
+priority groups -- tensors with at least one dimension, zero-dimensional tensors,
+and Python scalars -- and into three categories, bool < integer < floating.  The
+result takes the highest category present; among the operands of that category, the
+highest-priority group decides the dtype.  Hence a Python float does not upcast a
+float32 tensor, ``int64 tensor * 2.5`` gives the default float dtype, and a float64
+0-d tensor does not upcast a float32 1-d tensor.
+"""
+import builtins as _builtins
+
+import numpy as np
+
+__all__ = ["dtype", "float32", "float64", "int64", "int32", "bool",
+           "get_default_dtype", "set_default_dtype", "result_type", "promote_types"]
+
+
+class dtype:
+    """A tensorplay data type (``tensorplay.float32`` etc.).
+
+    Attributes: ``name`` (str), ``is_floating_point`` (bool), ``itemsize`` (bytes),
+    and ``numpy`` (the numpy dtype of the storage).
+    """
+    __slots__ = ("name", "numpy", "is_floating_point", "itemsize", "_category", "_rank")
+
+    def __init__(self, name, np_dtype, category, rank):
+        self.name = name
+        self.numpy = np.dtype(np_dtype)
+        self.is_floating_point = category == 2
+        self.itemsize = self.numpy.itemsize
+        self._category = category   # 0 bool, 1 integer, 2 floating
+        self._rank = rank           # order within a category
+
+    def __repr__(self):
+        return "tensorplay." + self.name
+
+    def __reduce__(self):
+        return self.name
+
+
+float32 = dtype("float32", np.float32, 2, 0)
+float64 = dtype("float64", np.float64, 2, 1)
+int32 = dtype("int32", np.int32, 1, 0)
+int64 = dtype("int64", np.int64, 1, 1)
+bool = dtype("bool", np.bool_, 0, 0)  # noqa: A001 -- PyTorch's name
+
+_ALL = (float32, float64, int32, int64, bool)
+_FROM_NUMPY = {d.numpy: d for d in _ALL}
+_default = [float32]
+
+
+def get_default_dtype():
+    """Return the dtype of floating tensors made without an explicit dtype (float32)."""
+    return _default[0]
+
+
+def set_default_dtype(d):
+    """Set the default floating dtype (``tensorplay.float32`` or ``tensorplay.float64``).
+
+    Raises:
+        TypeError: when ``d`` is not a floating tensorplay dtype.
+    """
+    d = as_dtype(d)
+    if not d.is_floating_point:
+        raise TypeError(f"set_default_dtype(): only floating dtypes are supported, got {d}")
+    _default[0] = d
+
+
+def from_numpy_dtype(np_dtype, op="tensor"):
+    """Map a numpy dtype to a tensorplay dtype, or raise TypeError naming ``op``."""
+    try:
+        return _FROM_NUMPY[np.dtype(np_dtype)]
+    except KeyError:
+        raise TypeError(f"{op}(): numpy dtype {np.dtype(np_dtype)} is not supported; "
+                        f"expected one of float32, float64, int64, int32, bool") from None
+
+
+def as_dtype(d, op="to"):
+    """Accept a tensorplay dtype, a numpy dtype/type or a dtype name; return a tensorplay dtype."""
+    if isinstance(d, dtype):
+        return d
+    if isinstance(d, str) and d in globals() and isinstance(globals()[d], dtype):
+        return globals()[d]
+    try:
+        return from_numpy_dtype(d, op)
+    except TypeError:
+        raise
+    except Exception:
+        raise TypeError(f"{op}(): expected a dtype such as tensorplay.float32, got {d!r}") from None
+
+
+def promote_types(a, b):
+    """The smallest dtype that holds both ``a`` and ``b`` (``torch.promote_types``)."""
+    if a is b:
+        return a
+    if a._category != b._category:
+        return a if a._category > b._category else b
+    return a if a._rank >= b._rank else b
+
+
+def scalar_dtype(x):
+    """The dtype a Python scalar takes on its own: bool, int64 or the default float."""
+    if isinstance(x, (_builtins.bool, np.bool_)):
+        return bool
+    if isinstance(x, (int, np.integer)):
+        return int64
+    return _default[0]
+
+
+
+def result_type(*operands):
+    """Dtype of an elementwise op over Tensors and Python scalars, by PyTorch's rules."""
+    # groups: 0 = dimensioned tensor, 1 = zero-dim tensor, 2 = Python scalar
+    best_cat = -1
+    found = [None, None, None]
+    for x in operands:
+        d = getattr(x, "dtype", None)
+        if isinstance(d, dtype):
+            group = 0 if x.ndim > 0 else 1
+        else:
+            d = scalar_dtype(x)
+            group = 2
+        cat = d._category
+        if cat > best_cat:
+            best_cat = cat
+            found = [None, None, None]
+        if cat == best_cat:
+            found[group] = d if found[group] is None else promote_types(found[group], d)
+    for d in found:
+        if d is not None:
+            return d
+    raise TypeError("result_type() needs at least one operand")

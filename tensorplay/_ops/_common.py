@@ -1,0 +1,125 @@
+"""Argument checks and dtype promotion shared by the public op functions.
+
+The public functions validate and promote; kernels assume valid input (they run
+with bounds checks off).  Every error names the op, the argument, and what was
+expected versus given.
+"""
+import operator
+
+import numpy as np
+
+from tensorplay import _dtype
+from tensorplay._config import CONFIG
+from tensorplay._tensor import Tensor
+
+__all__ = ["CONFIG", "as_tensor_arg", "promote", "normalize_dim", "normalize_dims",
+           "check_float"]
+
+
+def as_tensor_arg(x, op, arg="input"):
+    """Require a Tensor argument."""
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{op}(): argument '{arg}' must be Tensor, not {type(x).__name__}")
+    return x
+
+
+def _scalar_tensor(value, d):
+    return Tensor._wrap(np.array(value, dtype=d.numpy))
+
+
+def promote(a, b, op, float_result=False):
+    """Turn (Tensor|scalar|ndarray, Tensor|scalar|ndarray) into two Tensors of one dtype.
+
+    Python scalars follow PyTorch's promotion (``tensorplay._dtype.result_type``).
+    With ``float_result`` an integer result dtype becomes the default float dtype
+    (true division).
+
+    Raises:
+        TypeError: for an operand that is neither a Tensor, a number nor an ndarray.
+    """
+    a = _coerce(a, op, "input")
+    b = _coerce(b, op, "other")
+    d = _dtype.result_type(a, b)
+    if float_result and not d.is_floating_point:
+        d = _dtype.get_default_dtype()
+    np_d = d.numpy
+    if isinstance(a, Tensor):
+        if a._data.dtype != np_d:
+            a = a.to(d)
+    else:
+        a = _scalar_tensor(a, d)
+    if isinstance(b, Tensor):
+        if b._data.dtype != np_d:
+            b = b.to(d)
+    else:
+        b = _scalar_tensor(b, d)
+    return a, b
+
+
+def _coerce(x, op, arg):
+    if isinstance(x, Tensor):
+        return x
+    if isinstance(x, (bool, int, float, np.bool_, np.integer, np.floating)):
+        return x.item() if isinstance(x, np.generic) else x
+    if isinstance(x, np.ndarray):
+        return Tensor._wrap(x.astype(_dtype.from_numpy_dtype(x.dtype, op).numpy, copy=False))
+    raise TypeError(f"{op}(): argument '{arg}' must be a Tensor or a real number, "
+                    f"not {type(x).__name__}")
+
+
+def normalize_dim(dim, ndim, op):
+    """Map ``dim`` (possibly negative) into ``[0, ndim)``; 0-d tensors accept 0 and -1.
+
+    Raises:
+        TypeError: when ``dim`` is not an integer.
+        IndexError: when ``dim`` is out of range.
+    """
+    try:
+        d = operator.index(dim)
+    except TypeError:
+        raise TypeError(f"{op}(): argument 'dim' must be int, not {type(dim).__name__}") from None
+    n = max(ndim, 1)
+    if not -n <= d < n:
+        raise IndexError(f"{op}(): Dimension out of range (expected to be in range of "
+                         f"[{-n}, {n - 1}], but got {d})")
+    return d % n
+
+
+def normalize_dims(dim, ndim, op):
+    """``None``, an int or a sequence of ints -> a sorted tuple of distinct dims.
+
+    ``None`` and the empty tuple mean every dimension (PyTorch's convention).
+
+    Raises:
+        RuntimeError: when a dim appears twice.
+    """
+    if dim is None:
+        return tuple(range(ndim))
+    if isinstance(dim, (list, tuple)):
+        if len(dim) == 0:
+            return tuple(range(ndim))
+        dims = [normalize_dim(d, ndim, op) for d in dim]
+    else:
+        dims = [normalize_dim(dim, ndim, op)]
+    if ndim == 0:
+        return ()
+    if len(set(dims)) != len(dims):
+        raise RuntimeError(f"{op}(): dim {next(d for d in dims if dims.count(d) > 1)} "
+                           f"appears multiple times in the list of dims")
+    return tuple(sorted(dims))
+
+
+def check_float(x, op):
+    """Raise when ``x`` is not a float32/float64 tensor (for ops without integer forms)."""
+    if x._data.dtype.kind != "f":
+        raise RuntimeError(f"{op}(): expected a floating point tensor (float32 or float64), "
+                           f"got {x.dtype}")
+
+
+def float_input(x, op):
+    """Integer and bool inputs of float-valued math (exp, log, ...) are promoted to the
+    default float dtype, as PyTorch does."""
+    as_tensor_arg(x, op)
+    if x._data.dtype.kind != "f":
+        return x.to(_dtype.get_default_dtype())
+    return x

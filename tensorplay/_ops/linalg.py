@@ -1,0 +1,77 @@
+"""Matrix products.  The forward is ``numpy.matmul``, which calls the BLAS numpy
+was built with (OpenBLAS for the PyPI wheels): nobody hand-writes a GEMM
+(DESIGN.md, fixed point 6).
+"""
+import numpy as np
+
+from tensorplay._ops._common import as_tensor_arg
+from tensorplay._ops.registry import apply, defop, tangent_sum
+
+__all__ = ["matmul"]
+
+
+# The VJPs, case by case (1-D operands are promoted to matrices and the added
+# dim removed again, numpy/PyTorch semantics).  Batch dims that broadcasting
+# added are summed away by the registry's sum_to_shape.
+def _matmul_vjp_a(g, out, a, b):
+    if a.ndim == 1 and b.ndim == 1:          # dot: g is 0-d
+        return g * b
+    if b.ndim == 1:                          # (..., m, k) @ (k,) -> (..., m)
+        return g.unsqueeze(-1) * b
+    if a.ndim == 1:                          # (k,) @ (..., k, n) -> (..., n)
+        return matmul(b, g.unsqueeze(-1)).squeeze(-1)
+    return matmul(g, b.mT)                   # (..., m, n) @ (..., k, n)^T
+
+
+def _matmul_vjp_b(g, out, a, b):
+    if a.ndim == 1 and b.ndim == 1:
+        return g * a
+    if b.ndim == 1:                          # sum over m of a[..., m, k] g[..., m]
+        return matmul(a.mT, g.unsqueeze(-1)).squeeze(-1)
+    if a.ndim == 1:                          # outer product a g^T
+        return a.unsqueeze(-1) * g.unsqueeze(-2)
+    return matmul(a.mT, g)
+
+
+# d(a @ b) = da @ b + a @ db
+_matmul = defop("matmul", lambda a, b: np.asarray(np.matmul(a, b)),
+                vjp=(_matmul_vjp_a, _matmul_vjp_b),
+                jvp=lambda ts, out, a, b: tangent_sum(
+                    None if ts[0] is None else matmul(ts[0], b),
+                    None if ts[1] is None else matmul(a, ts[1])),
+                saves=("inputs",))
+
+
+def matmul(input, other):
+    """Matrix product with numpy/PyTorch semantics.
+
+    1-D @ 1-D is a dot product (0-d result); 2-D @ 1-D a matrix-vector product;
+    1-D @ 2-D a vector-matrix product; 2-D @ 2-D a matrix product; N-D operands are
+    batches of matrices whose batch dims broadcast, e.g. (j, 1, n, m) @ (k, m, p)
+    -> (j, k, n, p).
+
+    Raises:
+        RuntimeError: a 0-d operand, different dtypes (as PyTorch; cast first),
+            mismatched inner sizes, or batch dims that do not broadcast.
+    """
+    a = as_tensor_arg(input, "matmul")
+    b = as_tensor_arg(other, "matmul", "other")
+    if a.ndim == 0 or b.ndim == 0:
+        raise RuntimeError(f"matmul(): both arguments need to be at least 1D, but they are "
+                           f"{a.ndim}D and {b.ndim}D")
+    if a._data.dtype != b._data.dtype:
+        raise RuntimeError(f"matmul(): expected both arguments to have the same dtype, but "
+                           f"got {a.dtype} and {b.dtype}")
+    sa, sb = a._data.shape, b._data.shape
+    k_a = sa[-1]
+    k_b = sb[0] if len(sb) == 1 else sb[-2]
+    if k_a != k_b:
+        raise RuntimeError(f"matmul(): shapes {list(sa)} and {list(sb)} cannot be "
+                           f"multiplied ({k_a} != {k_b})")
+    if len(sa) > 2 or len(sb) > 2:
+        try:
+            np.broadcast_shapes(sa[:-2], sb[:-2])
+        except ValueError:
+            raise RuntimeError(f"matmul(): batch dims of shapes {list(sa)} and {list(sb)} "
+                               f"do not broadcast") from None
+    return apply(_matmul, (a, b), {})

@@ -1,0 +1,113 @@
+"""Reductions: ``sum`` and ``mean`` over one or several dims, with ``keepdim``.
+
+The forward arranges the input as a C-contiguous (A, R, B) block -- R the reduced
+extent -- and calls ``_kernels/reduce.pyx:sum_fwd`` (float32 accumulates in
+float64).  Reduced dims that are adjacent need no copy; others are permuted to the
+end first (one copy).  Integer and bool inputs sum in int64 with numpy, as PyTorch.
+"""
+import math
+
+import numpy as np
+
+from tensorplay._kernels import reduce as _kr
+from tensorplay._ops._common import CONFIG, as_tensor_arg, normalize_dims
+from tensorplay._ops.registry import apply, defop
+
+__all__ = ["sum", "mean"]
+
+
+def _kept_shape(shape, dims):
+    return tuple(1 if i in dims else s for i, s in enumerate(shape))
+
+
+def _sum_array(x, dims, keepdim):
+    shape = x.shape
+    if x.dtype.kind != "f":
+        return np.asarray(np.sum(x, axis=dims, keepdims=keepdim, dtype=np.int64))
+    out_shape = _kept_shape(shape, dims) if keepdim else \
+        tuple(s for i, s in enumerate(shape) if i not in dims)
+    if not dims:
+        return x.copy().reshape(out_shape)
+    if dims == tuple(range(dims[0], dims[-1] + 1)):
+        xa = np.ascontiguousarray(x)
+        a = math.prod(shape[:dims[0]])
+        r = math.prod(shape[dims[0]:dims[-1] + 1])
+        b = math.prod(shape[dims[-1] + 1:])
+    else:
+        kept = [i for i in range(len(shape)) if i not in dims]
+        xa = np.ascontiguousarray(x.transpose(kept + list(dims)))
+        a = math.prod(shape[i] for i in kept)
+        r = math.prod(shape[i] for i in dims)
+        b = 1
+    out = np.empty((a, b), x.dtype)
+    _kr.sum_fwd(xa.reshape(a, r, b), out, CONFIG.num_threads)
+    return out.reshape(out_shape)
+
+
+def _count(shape, dims):
+    return math.prod(shape[d] for d in dims)
+
+
+def _mean_array(x, dims, keepdim):
+    s = _sum_array(x, dims, keepdim)
+    n = _count(x.shape, dims)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.multiply(s, 1.0 / n if n else np.nan, out=s, casting="unsafe")
+
+
+def _expand_back(g, x, dims, keepdim):
+    """Broadcast a reduced cotangent back to the input's shape."""
+    if not keepdim:
+        g = g.reshape(_kept_shape(x.shape, dims))
+    return g.expand(x.shape)
+
+
+# sum: VJP broadcasts g back over the reduced dims; JVP sums the tangent.
+_sum = defop("sum", lambda x, dims, keepdim: _sum_array(x, dims, keepdim),
+             vjp=(lambda g, out, x, dims, keepdim: _expand_back(g, x, dims, keepdim),),
+             jvp=lambda ts, out, x, dims, keepdim: sum(ts[0], dims, keepdim))
+# mean = sum / n, n the number of reduced elements.
+_mean = defop("mean", lambda x, dims, keepdim: _mean_array(x, dims, keepdim),
+              vjp=(lambda g, out, x, dims, keepdim:
+                   _expand_back(g, x, dims, keepdim) * (1.0 / max(_count(x.shape, dims), 1)),),
+              jvp=lambda ts, out, x, dims, keepdim: mean(ts[0], dims, keepdim))
+
+
+def sum(input, dim=None, keepdim=False, *, dtype=None):
+    """Sum of elements over ``dim``.
+
+    Args:
+        input (Tensor): any shape.
+        dim (int or tuple of ints, optional): dims to reduce; None (or ``()``)
+            reduces all of them.
+        keepdim (bool): keep reduced dims with size 1.
+        dtype (dtype, optional): cast the input to this dtype first.
+
+    Returns:
+        Tensor of the input's dtype (int64 for integer and bool inputs).
+
+    Raises:
+        IndexError: a dim out of range.  RuntimeError: a repeated dim.
+    """
+    as_tensor_arg(input, "sum")
+    if dtype is not None:
+        input = input.to(dtype)
+    dims = normalize_dims(dim, input.ndim, "sum")
+    return apply(_sum, (input,), {"dims": dims, "keepdim": bool(keepdim)})
+
+
+def mean(input, dim=None, keepdim=False, *, dtype=None):
+    """Mean of elements over ``dim`` (same arguments as ``sum``).  The mean over zero
+    elements is nan.
+
+    Raises:
+        RuntimeError: for integer or bool input (as PyTorch; pass ``dtype``).
+    """
+    as_tensor_arg(input, "mean")
+    if dtype is not None:
+        input = input.to(dtype)
+    if input._data.dtype.kind != "f":
+        raise RuntimeError(f"mean(): could not infer output dtype. Input dtype must be "
+                           f"floating point, got {input.dtype}; pass dtype=tensorplay.float32")
+    dims = normalize_dims(dim, input.ndim, "mean")
+    return apply(_mean, (input,), {"dims": dims, "keepdim": bool(keepdim)})

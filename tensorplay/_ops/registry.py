@@ -1,0 +1,148 @@
+"""The primitive registry: one ``OpDef`` per differentiable primitive.
+
+Every primitive is registered once, with its three parts side by side (DESIGN.md,
+fixed point 2):
+
+``forward(*arrays, **params) -> ndarray``
+    A kernel call on numpy arrays.  The public function in front of it has already
+    validated the arguments and promoted dtypes; kernels run with bounds checks off.
+``vjp``: one rule per input, ``rule(g, out, *inputs, **params) -> Tensor``
+    The cotangent contribution for that input, or ``None`` in the tuple when the
+    input is not differentiable (integer targets, shapes).  Rules only run for
+    inputs that need a gradient (PyTorch's ``needs_input_grad``).
+``jvp(tangents, out, *inputs, **params) -> Tensor``
+    ``tangents`` holds one Tensor or ``None`` (no tangent) per input.
+
+Rules are written in tensorplay ops, so they are differentiable themselves
+(fixed point 3): ``create_graph=True``, Hessians and forward-over-reverse need no
+extra code.  The registry, not the rules, undoes broadcasting (``sum_to_shape``)
+and casts cotangents back to the input's dtype (fixed point 4); likewise it
+expands a tangent to the output's shape.
+
+``apply`` is the one hot path.  With grad mode off and no dual level active it
+costs the kernel call plus a Tensor allocation.
+"""
+from tensorplay._tensor import Tensor
+from tensorplay.autograd.grad_mode import STATE
+from tensorplay.autograd.graph import Node
+
+__all__ = ["OpDef", "REGISTRY", "defop", "apply", "sum_to_shape"]
+
+
+class OpDef:
+    """A registered primitive.
+
+    Attributes:
+        name (str): registry key, e.g. ``"exp"``.
+        forward: ``(*arrays, **params) -> ndarray``.
+        vjp (sequence): one rule (or ``None``) per input; see the module docstring.
+        jvp: forward-mode rule, ``(tangents, out, *inputs, **params) -> Tensor``.
+        save_inputs / save_out (bool): what the VJP rules read; only that is kept.
+        view (bool): the output shares storage (and the version counter) with input 0.
+        node_name (str): PyTorch-style ``grad_fn`` name, e.g. ``"ExpBackward0"``.
+    """
+    __slots__ = ("name", "forward", "vjp", "jvp", "save_inputs", "save_out", "view",
+                 "node_name")
+
+    def __init__(self, name, forward, vjp, jvp, saves=(), view=False):
+        unknown = set(saves) - {"inputs", "out"}
+        if unknown:
+            raise ValueError(f"defop({name!r}): saves may hold 'inputs' and 'out', got {unknown}")
+        self.name = name
+        self.forward = forward
+        self.vjp = vjp
+        self.jvp = jvp
+        self.save_inputs = "inputs" in saves
+        self.save_out = "out" in saves
+        self.view = view
+        self.node_name = "".join(p.capitalize() for p in name.split("_")) + "Backward0"
+
+    def __repr__(self):
+        return f"<primitive {self.name}>"
+
+
+REGISTRY: dict = {}
+
+
+def defop(name, forward, vjp, jvp, *, saves=(), view=False):
+    """Register a primitive and return its ``OpDef`` (see the module docstring)."""
+    if name in REGISTRY:
+        raise ValueError(f"defop(): primitive {name!r} is already registered")
+    op = OpDef(name, forward, vjp, jvp, saves, view)
+    REGISTRY[name] = op
+    return op
+
+
+def apply(op, inputs, params):
+    """Run primitive ``op`` on the Tensors ``inputs`` with keyword ``params``.
+
+    Records a graph node when grad mode is on and an input requires grad, and
+    computes the output tangent when an input carries one at the active dual level.
+    """
+    data = op.forward(*[t._data for t in inputs], **params)
+    out = Tensor._wrap(data)
+    if op.view:
+        out._version = inputs[0]._version
+    if data.dtype.kind != "f":
+        return out          # integer and bool results never carry derivatives
+    state = STATE
+    if state.grad_enabled:
+        for t in inputs:
+            if t._requires_grad:
+                Node(op, inputs, out, params)
+                break
+    if state.fw_level is not None and not state.fw_rule:
+        _propagate_tangent(op, inputs, out, params, state)
+    return out
+
+
+def _propagate_tangent(op, inputs, out, params, state):
+    level = state.fw_level
+    tangents = [t._tangent if t._tangent_level == level else None for t in inputs]
+    if not any(t is not None for t in tangents):
+        return
+    state.fw_rule = True
+    try:
+        tangent = op.jvp(tangents, out, *inputs, **params)
+    finally:
+        state.fw_rule = False
+    if tangent is None:
+        return
+    if tangent.shape != out.shape:
+        tangent = tangent.expand(out.shape)
+    if tangent.dtype is not out.dtype:
+        tangent = tangent.to(out.dtype)
+    out._tangent = tangent
+    out._tangent_level = level
+
+
+def sum_to_shape(g, shape):
+    """Sum ``g`` over the dimensions that broadcasting added or stretched to reach
+    ``shape`` (``at::sum_to`` in PyTorch, ``unbroadcast`` in HIPS/autograd).
+
+    Differentiable: it is built from ``sum`` and ``reshape``.
+    """
+    shape = tuple(shape)
+    gshape = g.shape
+    if gshape == shape:
+        return g
+    lead = len(gshape) - len(shape)
+    dims = list(range(lead))
+    for i, s in enumerate(shape):
+        if s == 1 and gshape[lead + i] != 1:
+            dims.append(lead + i)
+    if dims:
+        g = g.sum(dim=tuple(dims), keepdim=True)
+    if g.shape != shape:
+        g = g.reshape(shape)
+    return g
+
+
+def tangent_sum(*terms):
+    """Add the non-None terms (for JVP rules where some inputs have no tangent)."""
+    total = None
+    for t in terms:
+        if t is not None:
+            total = t if total is None else total + t
+    return total
+

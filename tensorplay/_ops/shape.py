@@ -1,0 +1,387 @@
+"""Shape primitives: reshape/view, permute, expand, indexing, stack, clone and dtype
+casts.  Forward passes are numpy views (no kernel: nothing is computed) except
+``clone``, ``to_dtype``, ``stack`` and ``getitem_backward``, which copy.
+
+``unsqueeze``, ``squeeze``, ``flatten`` and ``*_as`` are compositions over
+``view``/``reshape``; ``transpose``, ``.T`` and ``.mT`` over ``permute``.
+"""
+import math
+import operator
+
+import numpy as np
+
+from tensorplay import _dtype
+from tensorplay._ops._common import as_tensor_arg, normalize_dim
+from tensorplay._ops.registry import apply, defop, sum_to_shape
+from tensorplay._tensor import Tensor
+
+__all__ = ["reshape", "view", "permute", "transpose", "unsqueeze", "squeeze", "expand",
+           "expand_as", "flatten", "view_as", "reshape_as", "getitem", "getitem_backward",
+           "check_index", "stack", "clone", "to_dtype"]
+
+
+def _sizes(args, op):
+    """Accept ``f(2, 3)`` and ``f((2, 3))`` forms; return a tuple of ints."""
+    if len(args) == 1 and isinstance(args[0], (tuple, list)):
+        args = tuple(args[0])
+    try:
+        return tuple(operator.index(s) for s in args)
+    except TypeError:
+        raise TypeError(f"{op}(): sizes must be integers, got {args!r}") from None
+
+
+def _infer_shape(shape, numel, op):
+    if shape.count(-1) > 1:
+        raise RuntimeError(f"{op}(): only one dimension can be inferred, got {list(shape)}")
+    if any(s < -1 for s in shape):
+        raise RuntimeError(f"{op}(): invalid shape dimension in {list(shape)}")
+    known = math.prod(s for s in shape if s != -1)
+    if -1 in shape:
+        if known == 0 or numel % known:
+            raise RuntimeError(f"{op}(): shape '{list(shape)}' is invalid for input of size {numel}")
+        shape = tuple(numel // known if s == -1 else s for s in shape)
+    elif known != numel:
+        raise RuntimeError(f"{op}(): shape '{list(shape)}' is invalid for input of size {numel}")
+    return shape
+
+
+# reshape: a view when the strides allow it, else a copy (PyTorch's reshape).
+_reshape = defop("reshape", lambda x, shape: np.reshape(x, shape),
+                 vjp=(lambda g, out, x, shape: g.reshape(x.shape),),
+                 jvp=lambda ts, out, x, shape: ts[0].reshape(shape), view=True)
+# view: always a view; the public function checks that no copy is needed.
+_view = defop("view", lambda x, shape: np.reshape(x, shape, copy=False),
+              vjp=(lambda g, out, x, shape: g.reshape(x.shape),),
+              jvp=lambda ts, out, x, shape: ts[0].reshape(shape), view=True)
+
+
+def reshape(input, *shape):
+    """The elements of ``input`` in a new shape (one entry may be -1, inferred).
+
+    A view sharing storage when the strides allow, otherwise a copy.
+
+    Raises:
+        RuntimeError: when the shape does not match the number of elements.
+    """
+    as_tensor_arg(input, "reshape")
+    shape = _infer_shape(_sizes(shape, "reshape"), input._data.size, "reshape")
+    if shape == input._data.shape:
+        return apply(_view, (input,), {"shape": shape})
+    return apply(_reshape, (input,), {"shape": shape})
+
+
+def view(input, *shape):
+    """Like ``reshape`` but always a view.
+
+    Raises:
+        RuntimeError: when the strides do not allow a view (use ``reshape``), or the
+            shape does not match the number of elements.
+    """
+    as_tensor_arg(input, "view")
+    if len(shape) == 1 and isinstance(shape[0], _dtype.dtype):
+        raise NotImplementedError("view(dtype) is not supported; use to(dtype)")
+    shape = _infer_shape(_sizes(shape, "view"), input._data.size, "view")
+    try:
+        np.reshape(input._data, shape, copy=False)
+    except ValueError:
+        raise RuntimeError(
+            f"view(): view size is not compatible with input tensor's size and stride "
+            f"(shape {list(input._data.shape)}, strides {list(input.stride())}); at least one "
+            f"dimension spans across two contiguous subspaces. Use .reshape(...) instead."
+        ) from None
+    return apply(_view, (input,), {"shape": shape})
+
+
+def view_as(input, other):
+    """``input.view(other.shape)``."""
+    return view(input, as_tensor_arg(other, "view_as", "other")._data.shape)
+
+
+def reshape_as(input, other):
+    """``input.reshape(other.shape)``."""
+    return reshape(input, as_tensor_arg(other, "reshape_as", "other")._data.shape)
+
+
+def flatten(input, start_dim=0, end_dim=-1):
+    """Merge dims ``start_dim..end_dim`` into one (a view when possible)."""
+    as_tensor_arg(input, "flatten")
+    if input.ndim == 0:
+        return reshape(input, (1,))
+    s = normalize_dim(start_dim, input.ndim, "flatten")
+    e = normalize_dim(end_dim, input.ndim, "flatten")
+    if s > e:
+        raise RuntimeError(f"flatten(): start_dim ({start_dim}) cannot come after end_dim ({end_dim})")
+    shp = input._data.shape
+    return reshape(input, shp[:s] + (math.prod(shp[s:e + 1]),) + shp[e + 1:])
+
+
+def unsqueeze(input, dim):
+    """A view with a size-1 dim inserted at ``dim`` (in ``[-ndim-1, ndim]``)."""
+    as_tensor_arg(input, "unsqueeze")
+    d = normalize_dim(dim, input.ndim + 1, "unsqueeze")
+    shp = input._data.shape
+    return view(input, shp[:d] + (1,) + shp[d:])
+
+
+def squeeze(input, dim=None):
+    """A view with size-1 dims removed: all of them, or those in ``dim`` (an int or a
+    tuple); a named dim whose size is not 1 is left alone (PyTorch's behaviour)."""
+    as_tensor_arg(input, "squeeze")
+    shp = input._data.shape
+    if dim is None:
+        dims = {i for i, s in enumerate(shp) if s == 1}
+    else:
+        dims = dim if isinstance(dim, (tuple, list)) else (dim,)
+        dims = {normalize_dim(d, input.ndim, "squeeze") for d in dims}
+        dims = {d for d in dims if input.ndim and shp[d] == 1}
+    return view(input, tuple(s for i, s in enumerate(shp) if i not in dims))
+
+
+# permute: VJP applies the inverse permutation.
+_permute = defop("permute", lambda x, dims: np.transpose(x, dims),
+                 vjp=(lambda g, out, x, dims: g.permute(tuple(np.argsort(dims).tolist())),),
+                 jvp=lambda ts, out, x, dims: ts[0].permute(dims), view=True)
+
+
+def permute(input, *dims):
+    """A view with the dims reordered: output dim i is input dim ``dims[i]``.
+
+    Raises:
+        RuntimeError: when ``dims`` is not a permutation of ``range(ndim)``.
+    """
+    as_tensor_arg(input, "permute")
+    dims = _sizes(dims, "permute")
+    n = input.ndim
+    if len(dims) != n:
+        raise RuntimeError(f"permute(): number of dims don't match: the input has {n} dims, "
+                           f"got {len(dims)} ({list(dims)})")
+    dims = tuple(normalize_dim(d, n, "permute") for d in dims)
+    if len(set(dims)) != n:
+        raise RuntimeError(f"permute(): repeated dim in {list(dims)}")
+    return apply(_permute, (input,), {"dims": dims})
+
+
+def transpose(input, dim0, dim1):
+    """A view with dims ``dim0`` and ``dim1`` swapped."""
+    as_tensor_arg(input, "transpose")
+    n = input.ndim
+    d0 = normalize_dim(dim0, n, "transpose")
+    d1 = normalize_dim(dim1, n, "transpose")
+    dims = list(range(n))
+    if n:
+        dims[d0], dims[d1] = dims[d1], dims[d0]
+    return apply(_permute, (input,), {"dims": tuple(dims)})
+
+
+# expand: VJP sums the cotangent back to the input's shape (in the registry).
+_expand = defop("expand", lambda x, shape: np.broadcast_to(x, shape),
+                vjp=(lambda g, out, x, shape: sum_to_shape(g, x.shape),),
+                jvp=lambda ts, out, x, shape: ts[0].expand(shape), view=True)
+
+
+def expand(input, *sizes):
+    """A read-only broadcast view of ``input`` with the given sizes.
+
+    -1 keeps a dim's size; new dims may be added in front; only size-1 dims can grow.
+
+    Raises:
+        RuntimeError: when a non-singleton dim would change, or fewer sizes than dims.
+    """
+    as_tensor_arg(input, "expand")
+    sizes = _sizes(sizes, "expand")
+    shp = input._data.shape
+    if len(sizes) < len(shp):
+        raise RuntimeError(f"expand(): the number of sizes provided ({len(sizes)}) must be "
+                           f"greater or equal to the number of dimensions in the tensor "
+                           f"({len(shp)})")
+    lead = len(sizes) - len(shp)
+    target = []
+    for i, s in enumerate(sizes):
+        if i < lead:
+            if s < 0:
+                raise RuntimeError(f"expand(): the expanded size {s} is not allowed in a "
+                                   f"leading, non-existing dimension {i}")
+            target.append(s)
+            continue
+        cur = shp[i - lead]
+        if s == -1:
+            s = cur
+        if cur != s and cur != 1:
+            raise RuntimeError(
+                f"expand(): the expanded size of the tensor ({s}) must match the existing size "
+                f"({cur}) at non-singleton dimension {i}.  Target sizes: {list(sizes)}.  "
+                f"Tensor sizes: {list(shp)}")
+        target.append(s)
+    target = tuple(target)
+    if target == shp:
+        return apply(_view, (input,), {"shape": target})
+    return apply(_expand, (input,), {"shape": target})
+
+
+def expand_as(input, other):
+    """``input.expand(other.shape)``."""
+    return expand(input, as_tensor_arg(other, "expand_as", "other")._data.shape)
+
+
+# ---------------------------------------------------------------- indexing
+def check_index(key, shape, op="__getitem__"):
+    """Validate a basic index (ints, slices, None, Ellipsis) against ``shape``.
+
+    Returns the key as a tuple ending in Ellipsis, so numpy returns a view (also
+    for all-integer keys, which would otherwise give a scalar copy).
+
+    Raises:
+        TypeError: for index types other than int, slice, None and Ellipsis.
+        IndexError: for too many indices or an integer out of range.
+    """
+    if not isinstance(key, tuple):
+        key = (key,)
+    out = []
+    dim = 0
+    seen_ellipsis = False
+    n_real = len([k for k in key if k is not None and k is not Ellipsis])
+    if n_real > len(shape):
+        raise IndexError(f"{op}: too many indices for tensor of dimension {len(shape)}")
+    for k in key:
+        if k is Ellipsis:
+            if seen_ellipsis:
+                raise IndexError(f"{op}: an index can only have a single ellipsis ('...')")
+            seen_ellipsis = True
+            out.append(k)
+            dim = len(shape) - (n_real - dim)
+            continue
+        if k is None:
+            out.append(k)
+            continue
+        if isinstance(k, slice):
+            for part in (k.start, k.stop, k.step):
+                if part is not None:
+                    try:
+                        operator.index(part)
+                    except TypeError:
+                        raise TypeError(f"{op}: slice indices must be integers or None, "
+                                        f"got {part!r}") from None
+            if k.step is not None and operator.index(k.step) <= 0:
+                raise ValueError(f"{op}: step must be greater than zero, got {k.step}")
+            out.append(k)
+            dim += 1
+            continue
+        if isinstance(k, (bool, np.bool_)) or isinstance(k, Tensor):
+            raise TypeError(f"{op}: only integers, slices, None and Ellipsis are supported "
+                            f"as indices, got {type(k).__name__}")
+        try:
+            i = operator.index(k)
+        except TypeError:
+            raise TypeError(f"{op}: only integers, slices, None and Ellipsis are supported "
+                            f"as indices, got {type(k).__name__}") from None
+        size = shape[dim]
+        if not -size <= i < size:
+            raise IndexError(f"{op}: index {i} is out of bounds for dimension {dim} "
+                             f"with size {size}")
+        out.append(i)
+        dim += 1
+    if not seen_ellipsis:
+        out.append(Ellipsis)
+    return tuple(out)
+
+
+def _getitem_backward_fwd(g, shape, key):
+    out = np.zeros(shape, g.dtype)
+    out[key] = g
+    return out
+
+
+# getitem: a view; VJP scatters the cotangent into zeros of the input's shape.
+_getitem = defop("getitem", lambda x, key: x[key],
+                 vjp=(lambda g, out, x, key: getitem_backward(g, x.shape, key),),
+                 jvp=lambda ts, out, x, key: ts[0][key], view=True)
+# getitem_backward is linear in g; its adjoint is getitem.
+_getitem_backward = defop(
+    "getitem_backward", _getitem_backward_fwd,
+    vjp=(lambda gb, out, g, shape, key: apply(_getitem, (gb,), {"key": key}),),
+    jvp=lambda ts, out, g, shape, key: getitem_backward(ts[0], shape, key))
+
+
+def getitem(input, key):
+    """``input[key]`` for ints, slices (positive steps), None and Ellipsis: a view.
+
+    Raises:
+        TypeError: other index types (tensors, lists, bools).
+        IndexError: an index out of range or too many indices.
+        ValueError: a slice step that is not positive (PyTorch has no negative steps).
+    """
+    key = check_index(key, input._data.shape)
+    return apply(_getitem, (input,), {"key": key})
+
+
+def getitem_backward(grad_output, shape, key):
+    """Zeros of ``shape`` with ``grad_output`` written at ``key``: the VJP of getitem."""
+    return apply(_getitem_backward, (grad_output,), {"shape": tuple(shape), "key": key})
+
+
+# ---------------------------------------------------------------- stack, clone, casts
+class _StackVJP:
+    """stack's VJP for input i selects slice i along ``dim`` (variadic inputs)."""
+
+    def __getitem__(self, i):
+        def rule(g, out, *inputs, dim):
+            return g[(slice(None),) * dim + (i,)]
+        return rule
+
+
+_stack = defop("stack", lambda *xs, dim: np.stack(xs, axis=dim),
+               vjp=_StackVJP(),
+               jvp=lambda ts, out, *xs, dim: stack(
+                   [t if t is not None else Tensor._wrap(np.zeros(x.shape, x._data.dtype))
+                    for t, x in zip(ts, xs)], dim))
+
+
+def stack(tensors, dim=0):
+    """Join same-shaped tensors along a new dim ``dim`` (in ``[-ndim-1, ndim]``).
+
+    Raises:
+        RuntimeError: empty sequence, or tensors of different shapes.
+    """
+    tensors = list(tensors)
+    if not tensors:
+        raise RuntimeError("stack(): expects a non-empty sequence of tensors")
+    for i, t in enumerate(tensors):
+        as_tensor_arg(t, "stack", f"tensors[{i}]")
+        if t._data.shape != tensors[0]._data.shape:
+            raise RuntimeError(f"stack(): expects each tensor to be equal size, but got "
+                               f"{list(tensors[0]._data.shape)} at entry 0 and "
+                               f"{list(t._data.shape)} at entry {i}")
+    d = tensors[0].dtype
+    for t in tensors[1:]:
+        d = _dtype.promote_types(d, t.dtype)
+    tensors = [t if t.dtype is d else t.to(d) for t in tensors]
+    dim = normalize_dim(dim, tensors[0].ndim + 1, "stack")
+    return apply(_stack, tuple(tensors), {"dim": dim})
+
+
+_clone = defop("clone", lambda x: np.array(x, order="C", copy=True),
+               vjp=(lambda g, out, x: g,),
+               jvp=lambda ts, out, x: ts[0])
+
+
+def clone(input):
+    """A differentiable copy of ``input`` with its own C-contiguous storage."""
+    return apply(_clone, (as_tensor_arg(input, "clone"),), {})
+
+
+# _to_copy: a float->float cast is differentiable; the registry casts the
+# cotangent back to the input's dtype, so the rule is the identity.
+_to_copy = defop("_to_copy", lambda x, dtype: x.astype(dtype.numpy),
+                 vjp=(lambda g, out, x, dtype: g,),
+                 jvp=lambda ts, out, x, dtype: ts[0].to(dtype))
+
+
+def to_dtype(input, dtype, copy=False):
+    """``input`` cast to ``dtype``; self when the dtype matches and not ``copy``.
+
+    Float to integer truncates toward zero; the result never requires grad.
+    """
+    as_tensor_arg(input, "to")
+    if input._data.dtype == dtype.numpy and not copy:
+        return input
+    return apply(_to_copy, (input,), {"dtype": dtype})

@@ -1,0 +1,550 @@
+"""Tensor: a numpy ndarray plus autograd metadata.
+
+Storage is a numpy ``ndarray`` (``Tensor._data``).  Views -- ``reshape`` where
+possible, ``view``, ``permute``/``transpose``, ``expand``, basic indexing, ``detach``
+-- share the array memory and a version counter (a one-element list) with their
+base (DESIGN.md, fixed point 1).  In-place ops bump the counter, and the backward
+of an op that saved a since-modified tensor raises.
+"""
+import builtins
+
+import numpy as np
+
+from tensorplay import _dtype
+from tensorplay._dtype import from_numpy_dtype
+from tensorplay.autograd.grad_mode import STATE
+
+__all__ = ["Tensor", "Size"]
+
+_new = object.__new__
+
+
+class Size(tuple):
+    """The shape of a Tensor: a tuple of ints (PyTorch's ``torch.Size``)."""
+    __slots__ = ()
+
+    def numel(self):
+        """Product of the sizes (1 for an empty shape)."""
+        n = 1
+        for s in self:
+            n *= s
+        return n
+
+    def __repr__(self):
+        return f"tensorplay.Size({list(self)})"
+
+
+class Tensor:
+    """A multi-dimensional array of one dtype, with optional autograd history.
+
+    Create tensors with ``tensorplay.tensor``, ``zeros``, ``randn`` and friends;
+    ``Tensor(data)`` is the same as ``tensorplay.tensor(data)``.
+
+    Attributes:
+        grad (Tensor or None): gradient accumulated by ``backward()`` (leaves).
+        grad_fn (Node or None): the node that made this tensor; None for leaves.
+    """
+    __slots__ = ("_data", "_requires_grad", "grad", "grad_fn", "_version", "_tangent",
+                 "_tangent_level", "__weakref__")
+    # ``ndarray op Tensor`` defers to the Tensor's reflected operator.
+    __array_ufunc__ = None
+
+    def __init__(self, data, *, dtype=None, requires_grad=False):
+        from tensorplay._creation import tensor
+        t = tensor(data, dtype=dtype, requires_grad=requires_grad)
+        self._data = t._data
+        self._requires_grad = t._requires_grad
+        self.grad = None
+        self.grad_fn = None
+        self._version = [0]
+        self._tangent = None
+        self._tangent_level = None
+
+    @staticmethod
+    def _wrap(arr):
+        """Wrap an ndarray of a supported dtype without copying (internal)."""
+        t = _new(Tensor)
+        t._data = arr
+        t._requires_grad = False
+        t.grad = None
+        t.grad_fn = None
+        t._version = [0]
+        t._tangent = None
+        t._tangent_level = None
+        return t
+
+    # ------------------------------------------------------------ attributes
+    @property
+    def shape(self):
+        """The sizes of the dimensions, a ``tensorplay.Size``."""
+        return Size(self._data.shape)
+
+    @property
+    def dtype(self):
+        """The ``tensorplay.dtype`` of the elements."""
+        return from_numpy_dtype(self._data.dtype)
+
+    @property
+    def ndim(self):
+        """Number of dimensions (same as ``dim()``)."""
+        return self._data.ndim
+
+    @property
+    def device(self):
+        """Always ``'cpu'``."""
+        return "cpu"
+
+    @property
+    def is_leaf(self):
+        """True when the tensor was not made by a recorded op (``grad_fn is None``)."""
+        return self.grad_fn is None
+
+    @property
+    def requires_grad(self):
+        """Whether gradients are computed for this tensor.
+
+        Raises:
+            RuntimeError: on setting True for a non-floating tensor, or changing it
+                on a non-leaf tensor.
+        """
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value):
+        value = builtins.bool(value)
+        if self.grad_fn is not None:
+            if value:
+                return
+            raise RuntimeError(
+                "you can only change requires_grad flags of leaf variables. If you want "
+                "to use a computed variable in a subgraph that doesn't require "
+                "differentiation use var_no_grad = var.detach().")
+        if value and self._data.dtype.kind != "f":
+            raise RuntimeError(
+                f"only Tensors of floating point dtype can require gradients, got {self.dtype}")
+        self._requires_grad = value
+
+    def requires_grad_(self, requires_grad=True):
+        """Set ``requires_grad`` in place and return self."""
+        self.requires_grad = requires_grad
+        return self
+
+    @property
+    def data(self):
+        """A detached tensor that shares storage with this one (PyTorch's ``.data``)."""
+        t = Tensor._wrap(self._data)
+        t._version = self._version
+        return t
+
+    @data.setter
+    def data(self, other):
+        if not isinstance(other, Tensor):
+            raise TypeError(f"Tensor.data: expected a Tensor, got {type(other).__name__}")
+        self._data = other._data
+
+    @property
+    def T(self):
+        """All dimensions reversed (``permute(ndim-1, ..., 0)``)."""
+        return _F.permute(self, tuple(range(self.ndim - 1, -1, -1)))
+
+    @property
+    def mT(self):
+        """The last two dimensions swapped (a batch of matrices transposed)."""
+        if self.ndim < 2:
+            raise RuntimeError(f"tensor.mT is only supported on matrices or batches of "
+                               f"matrices. Got {self.ndim}-D tensor.")
+        return _F.transpose(self, -2, -1)
+
+    def numel(self):
+        """Number of elements."""
+        return self._data.size
+
+    def dim(self):
+        """Number of dimensions."""
+        return self._data.ndim
+
+    def size(self, dim=None):
+        """The shape (a ``Size``), or the size of dimension ``dim`` (an int).
+
+        Raises:
+            IndexError: when ``dim`` is out of range.
+        """
+        if dim is None:
+            return Size(self._data.shape)
+        return self._data.shape[_F.normalize_dim(dim, self.ndim, "size")]
+
+    def is_floating_point(self):
+        """True for float32 and float64 tensors."""
+        return self._data.dtype.kind == "f"
+
+    def is_contiguous(self):
+        """True when the elements are laid out in C (row-major) order without gaps."""
+        return self._data.flags.c_contiguous
+
+    def stride(self, dim=None):
+        """Strides in elements (PyTorch convention), or the stride of one dimension."""
+        st = tuple(s // self._data.itemsize for s in self._data.strides)
+        if dim is None:
+            return st
+        return st[_F.normalize_dim(dim, self.ndim, "stride")]
+
+    # ------------------------------------------------------------ conversion
+    def numpy(self):
+        """The storage as an ndarray, sharing memory.
+
+        Raises:
+            RuntimeError: when the tensor requires grad (use ``detach().numpy()``).
+        """
+        if self._requires_grad:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. "
+                               "Use tensor.detach().numpy() instead.")
+        return self._data
+
+    def __array__(self, dtype=None, copy=None):
+        if self._requires_grad:
+            raise RuntimeError("Can't convert a Tensor that requires grad to a numpy array. "
+                               "Use tensor.detach().numpy() instead.")
+        arr = self._data
+        if dtype is not None:
+            arr = arr.astype(dtype, copy=builtins.bool(copy))
+        elif copy:
+            arr = arr.copy()
+        return arr
+
+    def item(self):
+        """The value of a one-element tensor as a Python number.
+
+        Raises:
+            RuntimeError: when the tensor has more or fewer than one element.
+        """
+        if self._data.size != 1:
+            raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be "
+                               f"converted to Scalar")
+        return self._data.reshape(()).item()
+
+    def tolist(self):
+        """The elements as (nested) Python lists; a Python number for 0-d tensors."""
+        return self._data.tolist()
+
+    def detach(self):
+        """A new leaf tensor sharing storage, with no history and no tangent."""
+        t = Tensor._wrap(self._data)
+        t._version = self._version
+        return t
+
+    def detach_(self):
+        """Make this tensor a leaf that does not require grad, in place."""
+        self.grad_fn = None
+        self._requires_grad = False
+        return self
+
+    def clone(self):
+        """A differentiable copy with its own (C-contiguous) storage."""
+        return _F.clone(self)
+
+    def contiguous(self):
+        """Self when C-contiguous, else a differentiable contiguous copy."""
+        return self if self._data.flags.c_contiguous else _F.clone(self)
+
+    def to(self, dtype, copy=False):
+        """This tensor cast to ``dtype`` (differentiable between float dtypes).
+
+        ``to("cpu")`` is accepted and returns self.  Returns self when the dtype
+        already matches and ``copy`` is False.
+        """
+        if isinstance(dtype, str) and dtype == "cpu":
+            return self
+        return _F.to_dtype(self, _dtype.as_dtype(dtype, "to"), copy)
+
+    def float(self):
+        """Cast to float32."""
+        return self.to(_dtype.float32)
+
+    def double(self):
+        """Cast to float64."""
+        return self.to(_dtype.float64)
+
+    def long(self):
+        """Cast to int64 (truncating toward zero, not differentiable)."""
+        return self.to(_dtype.int64)
+
+    def int(self):
+        """Cast to int32 (truncating toward zero, not differentiable)."""
+        return self.to(_dtype.int32)
+
+    def bool(self):
+        """Cast to bool (nonzero is True)."""
+        return self.to(_dtype.bool)
+
+    def type(self, dtype=None):
+        """The dtype name as ``'tensorplay.FloatTensor'`` style string, or cast to ``dtype``."""
+        if dtype is None:
+            return {"float32": "tensorplay.FloatTensor", "float64": "tensorplay.DoubleTensor",
+                    "int64": "tensorplay.LongTensor", "int32": "tensorplay.IntTensor",
+                    "bool": "tensorplay.BoolTensor"}[self.dtype.name]
+        return self.to(dtype)
+
+    # ------------------------------------------------------------ python protocol
+    def __len__(self):
+        if self._data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self._data.shape[0]
+
+    def __iter__(self):
+        if self._data.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(self._data.shape[0]))
+
+    def __bool__(self):
+        if self._data.size != 1:
+            raise RuntimeError(f"Boolean value of Tensor with {self._data.size} values is "
+                               f"ambiguous")
+        return builtins.bool(self._data.reshape(()))
+
+    def __float__(self):
+        return float(self.item())
+
+    def __int__(self):
+        return int(self.item())
+
+    def __index__(self):
+        if self._data.dtype.kind not in "iu" or self._data.size != 1:
+            raise TypeError("only integer tensors of a single element can be converted "
+                            "to an index")
+        return int(self.item())
+
+    def __hash__(self):
+        return id(self)
+
+    def __repr__(self):
+        return _format(self)
+
+    def __getstate__(self):
+        if self.grad_fn is not None:
+            raise RuntimeError("Can't pickle a non-leaf Tensor (it has a grad_fn); "
+                               "detach() it first.")
+        return {"data": self._data, "requires_grad": self._requires_grad, "grad": self.grad}
+
+    def __setstate__(self, state):
+        self._data = state["data"]
+        self._requires_grad = state["requires_grad"]
+        self.grad = state["grad"]
+        self.grad_fn = None
+        self._version = [0]
+        self._tangent = None
+        self._tangent_level = None
+
+    # ------------------------------------------------------------ autograd
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        """Accumulate the gradient of this tensor into the ``.grad`` of leaves.
+
+        Same as ``tensorplay.autograd.backward(self, gradient, ...)``; see there.
+        """
+        from tensorplay.autograd import backward
+        backward(self, gradient, retain_graph=retain_graph, create_graph=create_graph,
+                 inputs=inputs)
+
+    # ------------------------------------------------------------ in-place
+    def _inplace(self, name, value):
+        """Write ``value`` (an ndarray of the broadcast result) into self, atomically."""
+        if STATE.grad_enabled and self._requires_grad:
+            if self.grad_fn is None:
+                raise RuntimeError(
+                    f"{name}(): a leaf Variable that requires grad is being used in an "
+                    f"in-place operation. Wrap it in tensorplay.no_grad() to update it.")
+            raise RuntimeError(
+                f"{name}(): in-place operations on tensors that are part of the autograd "
+                f"graph are not supported; use the out-of-place form.")
+        if self._tangent is not None and self._tangent_level == STATE.fw_level:
+            raise RuntimeError(f"{name}(): in-place operations on dual tensors are not "
+                               f"supported; use the out-of-place form.")
+        value = np.asarray(value)
+        if value.shape != self._data.shape:
+            try:
+                bshape = np.broadcast_shapes(value.shape, self._data.shape)
+            except ValueError:
+                bshape = None
+            if bshape != self._data.shape:
+                raise RuntimeError(
+                    f"{name}(): output with shape {list(self._data.shape)} doesn't match "
+                    f"the broadcast shape {list(bshape) if bshape else list(value.shape)}")
+        if not np.can_cast(value.dtype, self._data.dtype, casting="same_kind"):
+            raise RuntimeError(
+                f"{name}(): result type {from_numpy_dtype(value.dtype)} can't be cast to "
+                f"the desired output type {self.dtype}")
+        if not self._data.flags.writeable:
+            raise RuntimeError(
+                f"{name}(): the tensor is a read-only view (e.g. made by expand()); "
+                f"clone() it before writing to it.")
+        np.copyto(self._data, value, casting="same_kind")
+        self._version[0] += 1
+        return self
+
+    def _inplace_binary(self, name, fn, other):
+        if isinstance(other, Tensor) and STATE.grad_enabled and other._requires_grad:
+            raise RuntimeError(f"{name}(): in-place operations with an operand that "
+                               f"requires grad are not supported; use the out-of-place form.")
+        with _no_grad_ctx():
+            result = fn(self.detach(), other)
+        return self._inplace(name, result._data)
+
+    def add_(self, other, *, alpha=1):
+        """In place: ``self += alpha * other`` (broadcast to self's shape)."""
+        if alpha != 1:
+            other = _F.mul(other, alpha)
+        return self._inplace_binary("add_", _F.add, other)
+
+    def sub_(self, other, *, alpha=1):
+        """In place: ``self -= alpha * other``."""
+        if alpha != 1:
+            other = _F.mul(other, alpha)
+        return self._inplace_binary("sub_", _F.sub, other)
+
+    def mul_(self, other):
+        """In place: ``self *= other``."""
+        return self._inplace_binary("mul_", _F.mul, other)
+
+    def div_(self, other):
+        """In place: ``self /= other``."""
+        return self._inplace_binary("div_", _F.div, other)
+
+    def zero_(self):
+        """In place: fill with zeros."""
+        return self._inplace("zero_", np.zeros((), self._data.dtype))
+
+    def fill_(self, value):
+        """In place: fill with ``value``."""
+        return self._inplace("fill_", np.asarray(value, dtype=self._data.dtype))
+
+    def copy_(self, src):
+        """In place: copy ``src`` (broadcast to self's shape) into self."""
+        src_data = src._data if isinstance(src, Tensor) else np.asarray(src)
+        if isinstance(src, Tensor) and STATE.grad_enabled and src._requires_grad:
+            raise RuntimeError("copy_(): copying from a tensor that requires grad is not "
+                               "differentiable here; detach() it first.")
+        return self._inplace("copy_", src_data.astype(self._data.dtype, copy=False))
+
+    __iadd__ = add_
+    __isub__ = sub_
+    __imul__ = mul_
+    __itruediv__ = div_
+
+    def __setitem__(self, key, value):
+        key = _F.check_index(key, self._data.shape, "__setitem__")
+        target = self._data[key]
+        val = value._data if isinstance(value, Tensor) else np.asarray(value)
+        if isinstance(value, Tensor) and STATE.grad_enabled and value._requires_grad:
+            raise RuntimeError("__setitem__(): assigning a tensor that requires grad is not "
+                               "differentiable here; detach() it first.")
+        if np.broadcast_shapes(val.shape, target.shape) != target.shape:
+            raise RuntimeError(f"__setitem__(): shape {list(val.shape)} doesn't match the "
+                               f"indexed shape {list(target.shape)}")
+        new = self._data.copy()
+        new[key] = val
+        self._inplace("__setitem__", new)
+
+
+def _no_grad_ctx():
+    from tensorplay.autograd.grad_mode import no_grad
+    return no_grad()
+
+
+# ---------------------------------------------------------------- methods that are ops
+def _method(name):
+    def method(self, *args, **kwargs):
+        return getattr(_F, name)(self, *args, **kwargs)
+    method.__name__ = name
+    method.__doc__ = f"See ``tensorplay.{name}``."
+    return method
+
+
+for _name in ("exp", "log", "sqrt", "tanh", "sigmoid", "relu", "neg", "pow",
+              "add", "sub", "mul", "div", "matmul", "sum", "mean", "reshape", "view",
+              "permute", "transpose", "unsqueeze", "squeeze", "expand", "expand_as",
+              "log_softmax", "softmax", "eq", "ne", "lt", "le", "gt", "ge",
+              "view_as", "reshape_as", "flatten"):
+    setattr(Tensor, _name, _method(_name))
+
+
+def _binop(name, reflected=False):
+    if reflected:
+        def op(self, other):
+            return getattr(_F, name)(other, self)
+    else:
+        def op(self, other):
+            return getattr(_F, name)(self, other)
+    return op
+
+
+Tensor.__add__ = _binop("add")
+Tensor.__radd__ = _binop("add", True)
+Tensor.__sub__ = _binop("sub")
+Tensor.__rsub__ = _binop("sub", True)
+Tensor.__mul__ = _binop("mul")
+Tensor.__rmul__ = _binop("mul", True)
+Tensor.__truediv__ = _binop("div")
+Tensor.__rtruediv__ = _binop("div", True)
+Tensor.__pow__ = _binop("pow")
+Tensor.__rpow__ = _binop("pow", True)
+Tensor.__matmul__ = _binop("matmul")
+Tensor.__rmatmul__ = _binop("matmul", True)
+Tensor.__eq__ = _binop("eq")
+Tensor.__ne__ = _binop("ne")
+Tensor.__lt__ = _binop("lt")
+Tensor.__le__ = _binop("le")
+Tensor.__gt__ = _binop("gt")
+Tensor.__ge__ = _binop("ge")
+Tensor.__neg__ = _method("neg")
+Tensor.__getitem__ = _method("getitem")
+
+
+def __pos__(self):
+    return self
+
+
+Tensor.__pos__ = __pos__
+
+
+# ---------------------------------------------------------------- repr
+def _format(t):
+    arr = t._data
+    kind = arr.dtype.kind
+    opts = dict(separator=", ", prefix="tensor(", threshold=1000, edgeitems=3,
+                max_line_width=80)
+    if kind == "f" and arr.size:
+        finite = arr[np.isfinite(arr)]
+        integral = finite.size == 0 or np.all(finite == np.round(finite))
+        amax = np.abs(finite).max() if finite.size else 0.0
+        amin = np.abs(finite[finite != 0]).min() if np.any(finite != 0) else 0.0
+        if integral and amax < 1e8:
+            opts["formatter"] = {"float_kind": lambda v: _fmt_integral(v)}
+        elif amax >= 1e8 or (amin and amax / amin > 1e3) or (amin and amin < 1e-4):
+            opts["formatter"] = {"float_kind": lambda v: f"{v:.4e}"}
+        else:
+            opts["formatter"] = {"float_kind": lambda v: f"{v:.4f}"}
+    body = np.array2string(arr, **opts)
+    extras = []
+    default_float = _dtype.get_default_dtype()
+    d = t.dtype
+    if arr.size == 0 and arr.ndim != 1:
+        extras.append(f"size={tuple(arr.shape)}")
+    if d is not _dtype.int64 and d is not _dtype.bool and d is not default_float:
+        extras.append(f"dtype={d!r}")
+    if t.grad_fn is not None:
+        extras.append(f"grad_fn=<{t.grad_fn.name()}>")
+    elif t._requires_grad:
+        extras.append("requires_grad=True")
+    if t._tangent is not None and t._tangent_level == STATE.fw_level:
+        extras.append("tangent=" + repr(t._tangent))
+    return "tensor(" + body + "".join(", " + e for e in extras) + ")"
+
+
+def _fmt_integral(v):
+    if np.isnan(v):
+        return "nan"
+    if np.isinf(v):
+        return "inf" if v > 0 else "-inf"
+    return f"{v:.0f}."
+
+
+from tensorplay import _ops as _F  # noqa: E402  (circular: ops build on Tensor)

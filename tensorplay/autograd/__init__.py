@@ -1,0 +1,235 @@
+"""Automatic differentiation: reverse mode (``grad``, ``backward``), forward mode
+(``forward_ad``), the ``functional`` API (``jvp``) and ``gradcheck``.
+
+Semantics follow ``torch.autograd``.  The engine is ``autograd/graph.py``; the
+per-primitive rules live in the registry (``tensorplay/_ops``).
+"""
+from tensorplay.autograd.grad_mode import (enable_grad, is_grad_enabled, no_grad,
+                                           set_grad_enabled)
+from tensorplay.autograd.graph import Node, run_backward
+
+__all__ = ["grad", "backward", "no_grad", "enable_grad", "set_grad_enabled",
+           "is_grad_enabled", "gradcheck", "GradcheckError", "Node", "forward_ad",
+           "functional"]
+
+
+def _as_tuple(x, name):
+    from tensorplay._tensor import Tensor
+    if isinstance(x, Tensor):
+        return (x,), True
+    try:
+        seq = tuple(x)
+    except TypeError:
+        raise TypeError(f"{name} must be a Tensor or a sequence of Tensors, "
+                        f"got {type(x).__name__}") from None
+    return seq, False
+
+
+def _key(t):
+    return t.grad_fn if t.grad_fn is not None else t
+
+
+def _make_grads(outputs, grad_outputs, is_grads_batched, op):
+    """Check ``grad_outputs`` against ``outputs``; fill in ones for scalar outputs.
+
+    Returns (roots, root_grads) for the outputs that require grad.
+    """
+    from tensorplay._creation import ones_like
+    from tensorplay._tensor import Tensor
+    if len(grad_outputs) != len(outputs):
+        raise RuntimeError(f"{op}: got {len(outputs)} outputs but {len(grad_outputs)} "
+                           f"grad_outputs; pass one per output (None for scalar outputs)")
+    roots, grads = [], []
+    for i, (out, g) in enumerate(zip(outputs, grad_outputs)):
+        if not isinstance(out, Tensor):
+            raise TypeError(f"{op}: output {i} is a {type(out).__name__}, not a Tensor")
+        if g is None:
+            if out._data.size != 1:
+                raise RuntimeError(f"{op}: grad can be implicitly created only for scalar "
+                                   f"outputs; output {i} has shape {list(out.shape)}, so pass "
+                                   f"its grad_output")
+            if not out._requires_grad:
+                continue
+            g = ones_like(out)
+        else:
+            if not isinstance(g, Tensor):
+                raise TypeError(f"{op}: grad_output {i} must be a Tensor or None, got "
+                                f"{type(g).__name__}")
+            want = out._data.shape
+            have = g._data.shape[1:] if is_grads_batched else g._data.shape
+            if have != want:
+                raise RuntimeError(
+                    f"{op}: Mismatch in shape: grad_output[{i}] has a shape of "
+                    f"{list(g._data.shape)} and output[{i}] has a shape of {list(want)}"
+                    + (" (with is_grads_batched=True the first dim is the batch)"
+                       if is_grads_batched else ""))
+            if g._data.dtype.kind != "f" and out._data.dtype.kind == "f":
+                raise RuntimeError(f"{op}: grad_output[{i}] has dtype {g.dtype} but output "
+                                   f"[{i}] has dtype {out.dtype}")
+            if not out._requires_grad:
+                continue
+            if g._data.dtype != out._data.dtype:
+                g = g.to(out.dtype)
+        roots.append(out)
+        grads.append(g)
+    if not roots:
+        raise RuntimeError(f"{op}: element 0 of tensors does not require grad and does not "
+                           f"have a grad_fn")
+    return roots, grads
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
+         only_inputs=True, allow_unused=None, is_grads_batched=False,
+         materialize_grads=False):
+    """Sum of the vector-Jacobian products of ``outputs`` with respect to ``inputs``.
+
+    Never touches ``.grad``.  Semantics are those of ``torch.autograd.grad``.
+
+    Args:
+        outputs (Tensor or sequence of Tensor): outputs of the differentiated function.
+        inputs (Tensor or sequence of Tensor): tensors (leaves or not) that require
+            grad, w.r.t. which the gradient is returned.
+        grad_outputs (Tensor or sequence, optional): the "vector" of each VJP, one
+            per output, shaped like it; ``None`` entries are ones for one-element
+            outputs.  Outputs that do not require grad are skipped.
+        retain_graph (bool, optional): keep the graph for another pass; defaults to
+            ``create_graph``.
+        create_graph (bool): record the backward pass so the result can be
+            differentiated again (higher-order derivatives).
+        allow_unused (bool, optional): return ``None`` for inputs the outputs do not
+            depend on instead of raising; defaults to ``materialize_grads``.
+        is_grads_batched (bool): the first dim of every grad_output is a batch; the
+            VJP is computed for each entry and the results stacked along dim 0.
+        materialize_grads (bool): zeros instead of ``None`` for unused inputs.
+
+    Returns:
+        tuple of Tensor (or None), one per input, each shaped like its input.
+
+    Raises:
+        RuntimeError: an input that does not require grad; a non-scalar output
+            without grad_output; a shape mismatch; an unused input without
+            ``allow_unused``; a pass through a graph freed by an earlier pass.
+        ValueError: ``materialize_grads=True`` with ``allow_unused=False``.
+    """
+    from tensorplay._creation import zeros_like
+    from tensorplay._ops.shape import stack
+    if materialize_grads and allow_unused is False:
+        raise ValueError("grad(): expected allow_unused to be True or not passed when "
+                         "materialize_grads=True, but got allow_unused=False.")
+    if allow_unused is None:
+        allow_unused = materialize_grads
+    if retain_graph is None:
+        retain_graph = create_graph
+    outputs, _ = _as_tuple(outputs, "grad(): outputs")
+    inputs, _ = _as_tuple(inputs, "grad(): inputs")
+    if not inputs:
+        raise RuntimeError("grad(): grad requires non-empty inputs.")
+    for i, t in enumerate(inputs):
+        if not hasattr(t, "_requires_grad"):
+            raise TypeError(f"grad(): inputs[{i}] is a {type(t).__name__}, not a Tensor")
+        if not t._requires_grad:
+            raise RuntimeError(f"grad(): One of the differentiated Tensors (inputs[{i}]) "
+                               f"does not require grad")
+    if grad_outputs is None:
+        grad_outputs = (None,) * len(outputs)
+    else:
+        grad_outputs, _ = _as_tuple(grad_outputs, "grad(): grad_outputs")
+    roots, root_grads = _make_grads(outputs, grad_outputs, is_grads_batched, "grad()")
+    keys = [_key(t) for t in inputs]
+    root_keys = [_key(t) for t in roots]
+
+    def one_pass(gs, retain):
+        found = run_backward(root_keys, gs, keys, retain_graph=retain,
+                             create_graph=create_graph)
+        return [found[id(k)][1] if id(k) in found else None for k in keys]
+
+    if not is_grads_batched:
+        results = one_pass(root_grads, retain_graph)
+    else:
+        n = root_grads[0].shape[0]
+        if any(g.shape[0] != n for g in root_grads):
+            raise RuntimeError("grad(): with is_grads_batched=True every grad_output needs "
+                               "the same batch size")
+        per = [one_pass([g[b] for g in root_grads], retain_graph or b < n - 1)
+               for b in range(n)]
+        results = []
+        for j in range(len(inputs)):
+            col = [p[j] for p in per]
+            results.append(None if all(c is None for c in col) else
+                           stack([c if c is not None else zeros_like(inputs[j])
+                                  for c in col], 0))
+    out = []
+    for i, (t, r) in enumerate(zip(inputs, results)):
+        if r is None:
+            if not allow_unused:
+                raise RuntimeError(f"grad(): One of the differentiated Tensors (inputs[{i}]) "
+                                   f"appears to not have been used in the graph. Set "
+                                   f"allow_unused=True if this is the desired behavior.")
+            if materialize_grads:
+                r = zeros_like(t)
+                if is_grads_batched:
+                    r = stack([r] * root_grads[0].shape[0], 0)
+        elif not create_graph:
+            r = r.detach()
+        out.append(r)
+    return tuple(out)
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
+             inputs=None):
+    """Accumulate the gradients of ``tensors`` into the ``.grad`` of graph leaves.
+
+    Semantics of ``torch.autograd.backward``: ``.grad`` is summed into, not
+    overwritten (zero it between steps).
+
+    Args:
+        tensors (Tensor or sequence): the outputs to differentiate.
+        grad_tensors (Tensor or sequence, optional): one cotangent per tensor;
+            ``None`` entries are ones for one-element tensors.
+        retain_graph (bool, optional): defaults to ``create_graph``.
+        create_graph (bool): make the accumulated ``.grad`` differentiable.
+        inputs (Tensor or sequence, optional): accumulate only into these tensors
+            (leaves or not) instead of every leaf.
+
+    Raises:
+        RuntimeError: as ``grad``.
+    """
+    if retain_graph is None:
+        retain_graph = create_graph
+    tensors, _ = _as_tuple(tensors, "backward(): tensors")
+    if grad_tensors is None:
+        grad_tensors = (None,) * len(tensors)
+    else:
+        grad_tensors, _ = _as_tuple(grad_tensors, "backward(): grad_tensors")
+    roots, root_grads = _make_grads(tensors, grad_tensors, False, "backward()")
+    if inputs is not None:
+        inputs, _ = _as_tuple(inputs, "backward(): inputs")
+        if not inputs:
+            raise RuntimeError("backward(): inputs argument passed to backward() cannot be "
+                               "empty.")
+        for i, t in enumerate(inputs):
+            if not t._requires_grad:
+                raise RuntimeError(f"backward(): inputs[{i}] does not require grad")
+        keys = [_key(t) for t in inputs]
+    else:
+        keys = None
+    found = run_backward([_key(t) for t in roots], root_grads, keys,
+                         retain_graph=retain_graph, create_graph=create_graph)
+    if inputs is None:
+        targets = list(found.values())     # every leaf reached, keyed by the leaf itself
+    else:
+        targets = [(t, found[id(_key(t))][1] if id(_key(t)) in found else None)
+                   for t in inputs]
+    for t, g in targets:
+        if g is None:
+            continue
+        if not create_graph:
+            g = g.detach()
+        t.grad = g if t.grad is None else t.grad + g
+
+
+def __getattr__(name):
+    if name in ("gradcheck", "GradcheckError", "gradgradcheck"):
+        from tensorplay.autograd import _gradcheck
+        return getattr(_gradcheck, name)
+    raise AttributeError(f"module 'tensorplay.autograd' has no attribute {name!r}")

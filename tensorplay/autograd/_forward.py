@@ -1,0 +1,141 @@
+"""Forward-mode AD: dual levels and dual tensors (the engine behind ``forward_ad``).
+
+A dual tensor is a Tensor whose ``_tangent`` is set at the active level.  Every
+primitive propagates tangents through its registered JVP rule inside
+``registry.apply`` (DESIGN.md, fixed point 8), so ``tensorplay.exp(x)`` and
+``x.exp()`` behave alike.  One level is active at a time, as in PyTorch ("nested
+forward mode AD is not supported"); leaving it drops every tangent made at it
+(lazily: a tangent whose level is not the active one is ignored).
+
+JVP rules run with tangent propagation switched off (no tangents of tangents) and
+grad mode as the caller set it, so reverse-over-forward works.
+"""
+import collections
+import itertools
+
+from tensorplay.autograd.grad_mode import STATE
+
+__all__ = ["dual_level", "enter_dual_level", "exit_dual_level", "make_dual",
+           "unpack_dual", "UnpackedDualTensor"]
+
+_level_ids = itertools.count(1)
+
+UnpackedDualTensor = collections.namedtuple("UnpackedDualTensor", ["primal", "tangent"])
+UnpackedDualTensor.__doc__ = """``(primal, tangent)`` returned by ``unpack_dual``; the
+tangent is None when the tensor has none at the level."""
+
+
+def enter_dual_level():
+    """Enter a new forward-AD level and return its id.
+
+    Raises:
+        RuntimeError: when a level is already active (nesting is not supported).
+    """
+    if STATE.fw_level is not None:
+        raise RuntimeError("Nested forward mode AD is not supported: a dual level is "
+                           "already active; exit it first.")
+    STATE.fw_level = next(_level_ids)
+    return STATE.fw_level
+
+
+def exit_dual_level(*, level=None):
+    """Exit the active level (``level`` must be it, when given); its tangents are dropped.
+
+    Raises:
+        RuntimeError: when no level is active or ``level`` is not the active one.
+    """
+    if STATE.fw_level is None or (level is not None and level != STATE.fw_level):
+        raise RuntimeError(f"exit_dual_level(): level {level} is not the active dual level "
+                           f"({STATE.fw_level})")
+    STATE.fw_level = None
+
+
+class dual_level:
+    """Context manager for a forward-AD level; all dual tensors live inside one.
+
+    Example:
+        >>> with dual_level():
+        ...     x = make_dual(primal, tangent)
+        ...     y = f(x)
+        ...     jvp = unpack_dual(y).tangent
+    """
+
+    def __enter__(self):
+        self.level = enter_dual_level()
+        return self.level
+
+    def __exit__(self, *exc):
+        exit_dual_level(level=self.level)
+        return False
+
+
+def _current_level(level, op):
+    if STATE.fw_level is None:
+        raise RuntimeError(f"{op}(): no dual level is active; use it inside "
+                           f"`with forward_ad.dual_level():`")
+    if level is not None and level != STATE.fw_level:
+        raise RuntimeError(f"{op}(): level {level} is not the active dual level "
+                           f"({STATE.fw_level})")
+    return STATE.fw_level
+
+
+def _alias(tensor):
+    """A view of ``tensor`` that keeps its reverse-mode history but no tangent."""
+    from tensorplay._ops.shape import view
+    prev = STATE.fw_rule
+    STATE.fw_rule = True          # the alias gets no tangent from its input
+    try:
+        return view(tensor, tensor._data.shape)
+    finally:
+        STATE.fw_rule = prev
+
+
+def make_dual(tensor, tangent, *, level=None):
+    """A view of ``tensor`` carrying ``tangent`` as its forward gradient.
+
+    Differentiable in reverse mode with respect to ``tensor`` (and the tangent's
+    own history is kept, for reverse-over-forward).
+
+    Args:
+        tensor (Tensor): float32 or float64 primal.
+        tangent (Tensor): same shape; cast to the primal's dtype.
+
+    Raises:
+        RuntimeError: outside a dual level, non-floating tensors, or a tangent whose
+            shape differs from the primal's.
+    """
+    from tensorplay._tensor import Tensor
+    lvl = _current_level(level, "make_dual")
+    for name, t in (("tensor", tensor), ("tangent", tangent)):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"make_dual(): argument '{name}' must be a Tensor, got "
+                            f"{type(t).__name__}")
+        if t._data.dtype.kind != "f":
+            raise RuntimeError(f"make_dual(): expected a floating point {name}, got {t.dtype}")
+    if tangent._data.shape != tensor._data.shape:
+        raise RuntimeError(f"make_dual(): trying to set a forward gradient that has a "
+                           f"different size ({list(tangent.shape)}) than that of the "
+                           f"original Tensor ({list(tensor.shape)})")
+    if tangent._data.dtype != tensor._data.dtype:
+        tangent = tangent.to(tensor.dtype)
+    out = _alias(tensor)
+    out._tangent = tangent
+    out._tangent_level = lvl
+    return out
+
+
+def unpack_dual(tensor, *, level=None):
+    """Split a dual tensor into ``UnpackedDualTensor(primal, tangent)``.
+
+    ``primal`` is a view of ``tensor`` without the tangent (reverse-mode history
+    kept); ``tangent`` is the tangent as is, or None when there is none at the
+    level (also outside any level).
+    """
+    from tensorplay._tensor import Tensor
+    if not isinstance(tensor, Tensor):
+        raise TypeError(f"unpack_dual(): expected a Tensor, got {type(tensor).__name__}")
+    if STATE.fw_level is None or (level is not None and level != STATE.fw_level):
+        return UnpackedDualTensor(tensor, None)
+    if tensor._tangent is None or tensor._tangent_level != STATE.fw_level:
+        return UnpackedDualTensor(tensor, None)
+    return UnpackedDualTensor(_alias(tensor), tensor._tangent)

@@ -1,0 +1,155 @@
+"""Higher-level autodiff API over functions (``torch.autograd.functional``).
+
+This slice has ``jvp``; ``vjp``, ``jacobian``, ``hessian``, ``hvp`` and ``vhp``
+come later.
+"""
+from tensorplay.autograd import _forward as fw
+from tensorplay.autograd import grad as _grad
+from tensorplay.autograd.grad_mode import enable_grad, no_grad
+
+__all__ = ["jvp"]
+
+
+def _as_tuple(x, arg, op):
+    from tensorplay._tensor import Tensor
+    is_tuple = isinstance(x, (tuple, list))
+    seq = tuple(x) if is_tuple else (x,)
+    for i, t in enumerate(seq):
+        if not isinstance(t, Tensor):
+            where = f"{arg}[{i}]" if is_tuple else arg
+            raise TypeError(f"{op}(): {where} must be a Tensor, got {type(t).__name__}"
+                            + (" (the function must return a Tensor or a tuple of Tensors)"
+                               if arg == "outputs" else ""))
+    return is_tuple, seq
+
+
+def _autograd_grad(outputs, inputs, grad_outputs, create_graph):
+    """``grad`` that skips outputs not requiring grad and returns None for inputs
+    the outputs do not reach (instead of raising)."""
+    pairs = [(o, g) for o, g in zip(outputs, grad_outputs)
+             if o is not None and o._requires_grad]
+    wanted = [i for i, t in enumerate(inputs) if t is not None and t._requires_grad]
+    res = [None] * len(inputs)
+    if not pairs or not wanted:
+        return tuple(res)
+    got = _grad([o for o, _ in pairs], [inputs[i] for i in wanted], [g for _, g in pairs],
+                create_graph=create_graph, retain_graph=True, allow_unused=True)
+    for i, g in zip(wanted, got):
+        res[i] = g
+    return tuple(res)
+
+
+def jvp(func, inputs, v=None, create_graph=False, strict=False, mode="reversed"):
+    """The Jacobian of ``func`` at ``inputs`` times the vector ``v``.
+
+    Args:
+        func (callable): takes Tensors, returns a Tensor or a tuple of Tensors.
+        inputs (Tensor or tuple of Tensor): float32/float64 point of evaluation.
+        v (Tensor or tuple of Tensor, optional): the tangent, shaped like
+            ``inputs``.  May be None only when the input is a single one-element
+            Tensor (then v = 1).
+        create_graph (bool): make the outputs and the JVP differentiable
+            (with respect to ``inputs`` and ``v``).
+        strict (bool): raise when an output does not depend on the inputs; when
+            False, the JVP for such an output is zeros.
+        mode (str): ``"reversed"`` -- the double-backward trick of
+            ``torch.autograd.functional.jvp`` (two reverse passes: the VJP
+            ``u -> J^T u`` is linear in ``u``, and its VJP at ``v`` is ``J v``);
+            ``"forward"`` -- forward mode: the JVP rules of every primitive
+            propagate ``v`` alongside the forward pass, one pass per op.  Both give
+            the same numbers.
+
+    Returns:
+        ``(func_output, jvp)``: each a Tensor when ``func`` returns a Tensor, a tuple
+        when it returns a tuple (PyTorch's convention); ``jvp`` is shaped like the
+        output.
+
+    Raises:
+        ValueError: an unknown ``mode``.
+        TypeError: non-Tensor inputs, ``v`` or outputs.
+        RuntimeError: a ``v`` of the wrong length or shape, ``v=None`` with more than
+            one input element, non-floating inputs, or (``strict``) an output
+            independent of the inputs.
+
+    Example:
+        >>> def exp_reducer(x):
+        ...     return x.exp().sum(dim=1)
+        >>> inputs = tensorplay.rand(4, 4)
+        >>> v = tensorplay.ones(4, 4)
+        >>> out, jv = jvp(exp_reducer, inputs, v, mode="forward")   # jv equals out
+    """
+    if mode not in ("reversed", "forward"):
+        raise ValueError(f"jvp(): mode must be 'reversed' or 'forward', got {mode!r}")
+    is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jvp")
+    for i, t in enumerate(inputs):
+        if t._data.dtype.kind != "f":
+            raise RuntimeError(f"jvp(): inputs[{i}] must be a floating point tensor, got "
+                               f"{t.dtype}")
+    if v is not None:
+        _, v = _as_tuple(v, "v", "jvp")
+        if len(v) != len(inputs):
+            raise RuntimeError(f"jvp(): v is a tuple of invalid length: should be "
+                               f"{len(inputs)} but got {len(v)}.")
+        for i, (vi, inp) in enumerate(zip(v, inputs)):
+            if vi._data.shape != inp._data.shape:
+                raise RuntimeError(f"jvp(): v has invalid size: entry {i} should be "
+                                   f"{list(inp.shape)} but got {list(vi.shape)}.")
+    else:
+        if len(inputs) != 1 or inputs[0]._data.size != 1:
+            raise RuntimeError("jvp(): the vector v can only be None if the input to the "
+                               "user-provided function is a single Tensor with a single "
+                               "element.")
+        from tensorplay._creation import ones_like
+        v = (ones_like(inputs[0]),)
+    if mode == "forward":
+        is_outputs_tuple, outputs, jvps = _jvp_forward(func, inputs, v, create_graph)
+    else:
+        is_outputs_tuple, outputs, jvps = _jvp_reversed(func, inputs, v, create_graph)
+    from tensorplay._creation import zeros_like
+    result = []
+    for i, (out, j) in enumerate(zip(outputs, jvps)):
+        if j is None:
+            if strict:
+                raise RuntimeError(f"jvp(): output {i} of the user-provided function is "
+                                   f"independent of the inputs. This is not allowed in "
+                                   f"strict mode.")
+            j = zeros_like(out)
+        result.append(j if create_graph else j.detach())
+    outputs = tuple(o if create_graph else o.detach() for o in outputs)
+    if is_outputs_tuple:
+        return outputs, tuple(result)
+    return outputs[0], result[0]
+
+
+def _jvp_forward(func, inputs, v, create_graph):
+    ctx = enable_grad() if create_graph else no_grad()
+    with ctx, fw.dual_level():
+        duals = tuple(fw.make_dual(inp if create_graph else inp.detach(),
+                                   vi if create_graph else vi.detach())
+                      for inp, vi in zip(inputs, v))
+        raw = func(*duals)
+        is_outputs_tuple, outputs = _as_tuple(raw, "outputs", "jvp")
+        unpacked = [fw.unpack_dual(o) for o in outputs]
+    outputs = tuple(u.primal for u in unpacked)
+    jvps = [u.tangent for u in unpacked]
+    return is_outputs_tuple, outputs, jvps
+
+
+def _jvp_reversed(func, inputs, v, create_graph):
+    from tensorplay._creation import zeros_like
+    with enable_grad():
+        if create_graph:
+            inputs = tuple(i.view_as(i) if i._requires_grad else i.detach().requires_grad_()
+                           for i in inputs)
+        else:
+            inputs = tuple(i.detach().requires_grad_() for i in inputs)
+            v = tuple(vi.detach() for vi in v)
+        raw = func(*inputs)
+        is_outputs_tuple, outputs = _as_tuple(raw, "outputs", "jvp")
+        # u: a dummy cotangent per output; J^T u is linear in u.
+        us = tuple(zeros_like(o).requires_grad_() if o._data.dtype.kind == "f" else None
+                   for o in outputs)
+        grad_inputs = _autograd_grad(outputs, inputs, us, create_graph=True)
+        # d/du <J^T u, v> = J v
+        jvps = _autograd_grad(grad_inputs, us, v, create_graph=create_graph)
+    return is_outputs_tuple, outputs, list(jvps)

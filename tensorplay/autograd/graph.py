@@ -1,0 +1,232 @@
+"""Reverse mode: graph nodes and the engine that walks them.
+
+A ``Node`` is recorded by ``registry.apply`` for each primitive call whose inputs
+require grad; it becomes the output's ``grad_fn``.  Its ``next_edges`` hold, per
+input, the input's own ``grad_fn`` (non-leaf), the input Tensor itself (a leaf
+that requires grad), or ``None`` (no gradient flows there).
+
+``run_backward`` runs only the part of the graph that reaches the requested
+inputs (DESIGN.md, fixed point 7): a depth-first pass from the outputs finds that
+part and a topological order; a second pass calls the VJP rules in that order,
+accumulating cotangents per edge, and frees saved tensors unless
+``retain_graph``.  No Python recursion, so deep graphs are fine.
+"""
+from tensorplay._dtype import from_numpy_dtype
+from tensorplay.autograd.grad_mode import STATE
+
+__all__ = ["Node", "run_backward"]
+
+_FREED_MSG = (
+    "Trying to backward through the graph a second time (or directly access saved "
+    "tensors after they have already been freed): the saved tensors of {name} were "
+    "freed by the first backward. Specify retain_graph=True on the first "
+    "backward()/autograd.grad() call if you need to backward through the graph a "
+    "second time.")
+
+
+class _Meta:
+    """Shape and dtype of an input whose data the VJP rules do not need."""
+    __slots__ = ("shape", "dtype", "ndim")
+
+    def __init__(self, shape, dtype):
+        self.shape = tuple(shape)
+        self.dtype = dtype
+        self.ndim = len(shape)
+
+
+class AccumulateGrad:
+    """Stand-in for a leaf in ``Node.next_functions`` (PyTorch's name)."""
+    __slots__ = ("variable",)
+
+    def __init__(self, variable):
+        self.variable = variable
+
+    def name(self):
+        return "AccumulateGrad"
+
+    def __repr__(self):
+        return "<AccumulateGrad object>"
+
+
+class Node:
+    """The record of one primitive call, used as the output's ``grad_fn``.
+
+    Holds the primitive, its params, one edge per input, the input shapes/dtypes
+    (for undoing broadcasting), and only the data the VJP rules read (the inputs
+    and/or the output, per ``OpDef.save_inputs`` / ``save_out``).
+    """
+    __slots__ = ("op", "params", "next_edges", "in_meta", "saved", "versions",
+                 "out_data", "out_version", "freed", "__weakref__")
+
+    def __init__(self, op, inputs, out, params):
+        self.op = op
+        self.params = params
+        vjp = op.vjp
+        edges = []
+        for i, t in enumerate(inputs):
+            if t._requires_grad and vjp[i] is not None:
+                edges.append(t.grad_fn if t.grad_fn is not None else t)
+            else:
+                edges.append(None)
+        self.next_edges = edges
+        self.in_meta = [(t._data.shape, t._data.dtype) for t in inputs]
+        if op.save_inputs:
+            self.saved = tuple(inputs)
+            self.versions = [t._version[0] for t in inputs]
+        else:
+            self.saved = None
+        if op.save_out:
+            self.out_data = out._data
+            self.out_version = (out._version, out._version[0])
+        else:
+            self.out_data = None
+        self.freed = False
+        out.grad_fn = self
+        out._requires_grad = True
+
+    def name(self):
+        """PyTorch-style name, e.g. ``'ExpBackward0'``."""
+        return self.op.node_name
+
+    @property
+    def next_functions(self):
+        """Tuple of ``(node, 0)`` pairs, one per input (``(None, 0)`` when no gradient flows)."""
+        return tuple((AccumulateGrad(e) if e is not None and not isinstance(e, Node) else e, 0)
+                     for e in self.next_edges)
+
+    def __repr__(self):
+        return f"<{self.op.node_name} object>"
+
+    def _unpack(self):
+        """Return (out, inputs) for the VJP rules, checking versions and freeing."""
+        from tensorplay._tensor import Tensor
+        op = self.op
+        if self.freed and (op.save_inputs or op.save_out):
+            raise RuntimeError(_FREED_MSG.format(name=op.node_name))
+        if op.save_inputs:
+            inputs = self.saved
+            for i, (t, v) in enumerate(zip(inputs, self.versions)):
+                if t._version[0] != v:
+                    raise RuntimeError(
+                        f"one of the variables needed for gradient computation has been "
+                        f"modified by an inplace operation: input {i} of {op.node_name} "
+                        f"is at version {t._version[0]}; expected version {v} instead.")
+        else:
+            inputs = [_Meta(s, from_numpy_dtype(d)) for s, d in self.in_meta]
+        out = None
+        if op.save_out:
+            counter, v = self.out_version
+            if counter[0] != v:
+                raise RuntimeError(
+                    f"one of the variables needed for gradient computation has been "
+                    f"modified by an inplace operation: the output of {op.node_name} "
+                    f"is at version {counter[0]}; expected version {v} instead.")
+            out = Tensor._wrap(self.out_data)
+            out._version = counter
+            out.grad_fn = self
+            out._requires_grad = True
+        return out, inputs
+
+    def _release(self):
+        self.saved = None
+        self.out_data = None
+        self.freed = True
+
+
+def _children(key):
+    return key.next_edges if isinstance(key, Node) else ()
+
+
+def run_backward(roots, root_grads, targets, *, retain_graph, create_graph):
+    """Propagate ``root_grads`` from ``roots`` back through the graph.
+
+    Args:
+        roots: graph keys of the outputs (a Node, or a leaf Tensor).
+        root_grads: one cotangent Tensor per root.
+        targets: graph keys whose total cotangent is wanted, or ``None`` for every
+            leaf that requires grad (``Tensor.backward`` without ``inputs``).
+        retain_graph (bool): keep saved tensors for another pass.
+        create_graph (bool): run the VJP rules with grad mode on, so the result is
+            differentiable.
+
+    Returns:
+        dict mapping ``id(key)`` to ``(key, cotangent)`` for the targets reached.
+    """
+    target_ids = None if targets is None else {id(k) for k in targets}
+    # Pass 1: iterative DFS; postorder, and which keys reach a target.
+    order = []
+    reaches = {}
+    for root in roots:
+        if id(root) in reaches:
+            continue
+        reaches[id(root)] = False
+        stack = [(root, iter(_children(root)))]
+        while stack:
+            key, it = stack[-1]
+            for child in it:
+                if child is not None and id(child) not in reaches:
+                    reaches[id(child)] = False
+                    stack.append((child, iter(_children(child))))
+                    break
+            else:
+                stack.pop()
+                order.append(key)
+                if target_ids is None:
+                    hit = not isinstance(key, Node)
+                else:
+                    hit = id(key) in target_ids
+                if not hit:
+                    for child in _children(key):
+                        if child is not None and reaches[id(child)]:
+                            hit = True
+                            break
+                reaches[id(key)] = hit
+
+    # Pass 2: reverse postorder is a topological order (outputs first).
+    grads = {}
+    for root, g in zip(roots, root_grads):
+        prev = grads.get(id(root))
+        grads[id(root)] = g if prev is None else prev + g
+    results = {}
+    prev_mode = STATE.grad_enabled
+    STATE.grad_enabled = bool(create_graph)
+    try:
+        for key in reversed(order):
+            if not reaches[id(key)]:
+                continue
+            g = grads.pop(id(key), None)
+            if g is None:
+                continue
+            if target_ids is None:
+                if not isinstance(key, Node):
+                    results[id(key)] = (key, g)
+            elif id(key) in target_ids:
+                results[id(key)] = (key, g)
+            if not isinstance(key, Node):
+                continue
+            op = key.op
+            out, inputs = key._unpack()
+            params = key.params
+            for i, edge in enumerate(key.next_edges):
+                if edge is None or not reaches[id(edge)]:
+                    continue
+                gi = op.vjp[i](g, out, *inputs, **params)
+                if gi is None:
+                    continue
+                shape, dtype = key.in_meta[i]
+                if gi._data.shape != shape:
+                    gi = _sum_to_shape(gi, shape)
+                if gi._data.dtype != dtype:
+                    gi = gi.to(from_numpy_dtype(dtype))
+                prev = grads.get(id(edge))
+                grads[id(edge)] = gi if prev is None else prev + gi
+            if not retain_graph:
+                key._release()
+    finally:
+        STATE.grad_enabled = prev_mode
+    return results
+
+
+def _sum_to_shape(g, shape):
+    from tensorplay._ops.registry import sum_to_shape
+    return sum_to_shape(g, shape)
