@@ -86,13 +86,17 @@ def apply(op, inputs, params):
     if data.dtype.kind != "f":
         return out          # integer and bool results never carry derivatives
     state = STATE
+    node = None
     if state.grad_enabled:
         for t in inputs:
             if t._requires_grad:
-                Node(op, inputs, out, params)
+                node = Node(op, inputs, out, params)
                 break
     if state.fw_level is not None and not state.fw_rule:
         _propagate_tangent(op, inputs, out, params, state)
+        if node is not None and op.save_out and out._tangent is not None:
+            # the saved output keeps its tangent (forward-over-reverse)
+            node.out_tangent = (out._tangent, out._tangent_level)
     return out
 
 

@@ -5,7 +5,7 @@ come later.
 """
 from tensorplay.autograd import _forward as fw
 from tensorplay.autograd import grad as _grad
-from tensorplay.autograd.grad_mode import enable_grad, no_grad
+from tensorplay.autograd.grad_mode import enable_grad
 
 __all__ = ["jvp"]
 
@@ -122,8 +122,10 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False, mode="reversed")
 
 
 def _jvp_forward(func, inputs, v, create_graph):
-    ctx = enable_grad() if create_graph else no_grad()
-    with ctx, fw.dual_level():
+    # Grad mode stays as the caller set it: func may itself call autograd.grad
+    # (forward-over-reverse, e.g. Hessian-vector products).  Inputs are detached
+    # unless create_graph, so no reverse graph is recorded through them.
+    with fw.dual_level():
         duals = tuple(fw.make_dual(inp if create_graph else inp.detach(),
                                    vi if create_graph else vi.detach())
                       for inp, vi in zip(inputs, v))

@@ -56,7 +56,7 @@ class Node:
     and/or the output, per ``OpDef.save_inputs`` / ``save_out``).
     """
     __slots__ = ("op", "params", "next_edges", "in_meta", "saved", "versions",
-                 "out_data", "out_version", "freed", "__weakref__")
+                 "out_data", "out_version", "out_tangent", "freed", "__weakref__")
 
     def __init__(self, op, inputs, out, params):
         self.op = op
@@ -80,6 +80,7 @@ class Node:
             self.out_version = (out._version, out._version[0])
         else:
             self.out_data = None
+        self.out_tangent = None
         self.freed = False
         out.grad_fn = self
         out._requires_grad = True
@@ -125,11 +126,14 @@ class Node:
             out._version = counter
             out.grad_fn = self
             out._requires_grad = True
+            if self.out_tangent is not None:
+                out._tangent, out._tangent_level = self.out_tangent
         return out, inputs
 
     def _release(self):
         self.saved = None
         self.out_data = None
+        self.out_tangent = None
         self.freed = True
 
 

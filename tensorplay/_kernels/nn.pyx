@@ -1,0 +1,259 @@
+# Design:
+# a) log_softmax_fwd works on a C-contiguous (A, R, B) view (softmax axis in the
+#    middle; the Python layer reshapes).  Per row:  m = max_r x;  out = exp(x - m)
+#    (vectorised through libmvec);  s = sum_r out (double, 16 lanes);
+#    out = x - (m + log s).  B == 1 is the fast path (rows contiguous); for B > 1
+#    the same three passes run over blocks of BB columns, vectorised over b.
+#    prange over rows (or (row, b-block) tasks) from THRESH elements on.  A single
+#    huge row runs on one thread.
+#    Edge cases follow the formula as numpy evaluates it: a row of all -inf gives
+#    x - m = -inf - (-inf) = nan, so the row is nan; a row holding +inf or nan is
+#    nan as well.  R == 0: nothing to write.
+# b) nll_fwd / nll_vjp: the negative log-likelihood of log-probabilities, mean
+#    over the batch.  nll_fwd is a gather (serial: N reads, always cheap);
+#    nll_vjp zero-fills out (threaded above THRESH) and scatters -g/N.
+# Point functions for exp/log are in _math.pxd.  Directives are set in setup.py.
+cimport numpy as cnp
+from cython cimport floating
+from cython.parallel cimport prange
+from libc.string cimport memset
+from libc.math cimport INFINITY
+
+from ._math cimport _exp_fwd, _log_fwd
+
+cnp.import_array()
+
+cdef enum:
+    LANES = 16
+    BB = 256
+    THRESH = 16384          # exp-like: serial below this many elements
+    THRESH_FILL = 262144    # memset
+
+
+cdef inline floating _max_contig(const floating* x, Py_ssize_t n) noexcept nogil:
+    """max(x[0:n]) ignoring nan, -inf for n == 0; LANES independent lanes."""
+    cdef floating acc[LANES]
+    cdef floating v
+    cdef Py_ssize_t i, k, m = n - n % LANES
+    for k in range(LANES):
+        acc[k] = -INFINITY
+    for i in range(0, m, 16):                   # 16 == LANES
+        for k in range(LANES):
+            v = x[i + k]
+            acc[k] = v if v > acc[k] else acc[k]
+    for i in range(m, n):
+        v = x[i]
+        acc[0] = v if v > acc[0] else acc[0]
+    for k in range(1, LANES):
+        acc[0] = acc[k] if acc[k] > acc[0] else acc[0]
+    return acc[0]
+
+
+cdef inline double _sum_contig(const floating* x, Py_ssize_t n) noexcept nogil:
+    """sum(x[0:n]) in double with LANES independent accumulators."""
+    cdef double acc[LANES]
+    cdef Py_ssize_t i, k, m = n - n % LANES
+    for k in range(LANES):
+        acc[k] = 0
+    for i in range(0, m, 16):                   # 16 == LANES
+        for k in range(LANES):
+            acc[k] += x[i + k]
+    for i in range(m, n):
+        acc[i - m] += x[i]
+    k = LANES // 2
+    while k >= 1:
+        for i in range(k):
+            acc[i] += acc[i + k]
+        k //= 2
+    return acc[0]
+
+
+cdef void _lsm_row(const floating* x, floating* out, Py_ssize_t R) noexcept nogil:
+    """out[r] := x[r] - m - log(sum_r exp(x[r] - m)),  m = max_r x[r]."""
+    cdef Py_ssize_t r
+    cdef floating m = _max_contig(x, R), lse
+    for r in range(R):
+        out[r] = _exp_fwd(x[r] - m)                  # scratch: exp(x - m)
+    lse = m + <floating>_log_fwd(_sum_contig(out, R))
+    for r in range(R):
+        out[r] = x[r] - lse
+
+
+cdef void _lsm_cols(const floating* x, floating* out, Py_ssize_t R, Py_ssize_t B,
+                    Py_ssize_t nbb, Py_ssize_t task) noexcept nogil:
+    """Task (a, b-block) of the B > 1 path: the same formula, vectorised over b."""
+    cdef floating mx[BB]
+    cdef double s[BB]
+    cdef Py_ssize_t a = task // nbb, b0 = (task % nbb) * BB, nb = min(BB, B - b0)
+    cdef Py_ssize_t r, j
+    cdef const floating* xr
+    cdef floating* orow
+    cdef floating v
+    for j in range(nb):
+        mx[j] = -INFINITY
+        s[j] = 0
+    for r in range(R):
+        xr = x + (a * R + r) * B + b0
+        for j in range(nb):
+            v = xr[j]
+            mx[j] = v if v > mx[j] else mx[j]
+    for r in range(R):
+        xr = x + (a * R + r) * B + b0
+        for j in range(nb):
+            s[j] += _exp_fwd(xr[j] - mx[j])
+    for j in range(nb):
+        mx[j] = mx[j] + <floating>_log_fwd(s[j])     # mx := log-sum-exp
+    for r in range(R):
+        xr = x + (a * R + r) * B + b0
+        orow = out + (a * R + r) * B + b0
+        for j in range(nb):
+            orow[j] = xr[j] - mx[j]
+
+
+cdef void _log_softmax(const floating* x, floating* out, Py_ssize_t A, Py_ssize_t R,
+                       Py_ssize_t B, int n_threads) noexcept nogil:
+    cdef Py_ssize_t a, task, nbb
+    cdef int nt = n_threads if A * R * B >= THRESH else 1
+    if B == 1:
+        if nt > A:
+            nt = <int>A
+        if nt > 1:
+            for a in prange(A, schedule='static', num_threads=nt):
+                _lsm_row(x + a * R, out + a * R, R)
+        else:
+            for a in range(A):
+                _lsm_row(x + a * R, out + a * R, R)
+    else:
+        nbb = (B + BB - 1) // BB
+        if nt > A * nbb:
+            nt = <int>(A * nbb)
+        if nt > 1:
+            for task in prange(A * nbb, schedule='static', num_threads=nt):
+                _lsm_cols(x, out, R, B, nbb, task)
+        else:
+            for task in range(A * nbb):
+                _lsm_cols(x, out, R, B, nbb, task)
+
+
+def log_softmax_fwd(cnp.ndarray x not None, cnp.ndarray out not None, int n_threads):
+    """out := x - max_r x - log(sum_r exp(x - max_r x)), over axis 1 of (A, R, B).
+
+    x : C-contiguous float32/float64 array of shape (A, R, B) (IN)
+    out : C-contiguous array of the same shape and dtype (OUT)
+    n_threads : int >= 1, used only from 16384 elements on
+    """
+    cdef int t = cnp.PyArray_TYPE(x)
+    cdef Py_ssize_t A, R, B
+    if (t != cnp.NPY_FLOAT and t != cnp.NPY_DOUBLE) or cnp.PyArray_TYPE(out) != t:
+        raise TypeError(f"log_softmax_fwd: x and out must share dtype float32/float64, "
+                        f"got {x.dtype} and {out.dtype}")
+    if cnp.PyArray_NDIM(x) != 3 or not cnp.PyArray_IS_C_CONTIGUOUS(x) or \
+            not cnp.PyArray_IS_C_CONTIGUOUS(out) or \
+            cnp.PyArray_SIZE(out) != cnp.PyArray_SIZE(x):
+        raise ValueError("log_softmax_fwd: x must be C-contiguous 3-D (A, R, B) and "
+                         "out C-contiguous of the same shape")
+    A = x.shape[0]
+    R = x.shape[1]
+    B = x.shape[2]
+    if A * R * B == 0:
+        return
+    if t == cnp.NPY_FLOAT:
+        with nogil:
+            _log_softmax(<const float*>cnp.PyArray_DATA(x), <float*>cnp.PyArray_DATA(out),
+                         A, R, B, n_threads)
+    else:
+        with nogil:
+            _log_softmax(<const double*>cnp.PyArray_DATA(x),
+                         <double*>cnp.PyArray_DATA(out), A, R, B, n_threads)
+
+
+cdef double _nll_sum(const floating* logp, const cnp.int64_t* target, Py_ssize_t N,
+                     Py_ssize_t C) noexcept nogil:
+    cdef double s = 0
+    cdef Py_ssize_t i
+    for i in range(N):
+        s += logp[i * C + target[i]]                 # s += logp[i, target[i]]
+    return s
+
+
+def nll_fwd(cnp.ndarray logp not None, cnp.ndarray target not None, int n_threads):
+    """Return -(1/N) * sum_i logp[i, target[i]]  (a Python float, summed in double).
+
+    logp : C-contiguous float32/float64 array of shape (N, C), N >= 1 (IN)
+    target : C-contiguous int64 array of shape (N,), 0 <= target[i] < C (IN,
+        not checked)
+    n_threads : accepted for a uniform signature; the gather runs serially
+    """
+    cdef int t = cnp.PyArray_TYPE(logp)
+    cdef Py_ssize_t N, C
+    cdef double s
+    _check_nll(logp, target, t, "nll_fwd")
+    N = logp.shape[0]
+    C = logp.shape[1]
+    with nogil:
+        if t == cnp.NPY_FLOAT:
+            s = _nll_sum(<const float*>cnp.PyArray_DATA(logp),
+                         <const cnp.int64_t*>cnp.PyArray_DATA(target), N, C)
+        else:
+            s = _nll_sum(<const double*>cnp.PyArray_DATA(logp),
+                         <const cnp.int64_t*>cnp.PyArray_DATA(target), N, C)
+    return -s / N
+
+
+cdef void _nll_scatter(floating* out, const cnp.int64_t* target, Py_ssize_t N,
+                       Py_ssize_t C, double v, int n_threads) noexcept nogil:
+    cdef Py_ssize_t i, k, nblk, per, s, e, n = N * C
+    cdef int nt = n_threads if n >= THRESH_FILL else 1
+    if nt > 1:
+        per = ((n + nt - 1) // nt + 63) & ~(<Py_ssize_t>63)
+        for k in prange(nt, schedule='static', num_threads=nt):
+            s = k * per
+            e = min(s + per, n)
+            if s < e:
+                memset(out + s, 0, (e - s) * sizeof(floating))
+    else:
+        memset(out, 0, n * sizeof(floating))
+    for i in range(N):
+        out[i * C + target[i]] = <floating>v          # out[i, target[i]] = -g/N
+
+
+def nll_vjp(double g, cnp.ndarray target not None, cnp.ndarray out not None,
+            int n_threads):
+    """out := 0;  out[i, target[i]] := -g / N.
+
+    g : the cotangent of the scalar loss
+    target : C-contiguous int64 array of shape (N,), 0 <= target[i] < C (IN)
+    out : C-contiguous float32/float64 array of shape (N, C) (OUT)
+    n_threads : int >= 1, the zero fill is threaded from 262144 elements on
+    """
+    cdef int t = cnp.PyArray_TYPE(out)
+    cdef Py_ssize_t N, C
+    _check_nll(out, target, t, "nll_vjp")
+    if not cnp.PyArray_ISWRITEABLE(out):
+        raise ValueError("nll_vjp: out is read-only")
+    N = out.shape[0]
+    C = out.shape[1]
+    with nogil:
+        if t == cnp.NPY_FLOAT:
+            _nll_scatter(<float*>cnp.PyArray_DATA(out),
+                         <const cnp.int64_t*>cnp.PyArray_DATA(target), N, C, -g / N,
+                         n_threads)
+        else:
+            _nll_scatter(<double*>cnp.PyArray_DATA(out),
+                         <const cnp.int64_t*>cnp.PyArray_DATA(target), N, C, -g / N,
+                         n_threads)
+
+
+cdef int _check_nll(cnp.ndarray arr, cnp.ndarray target, int t, str name) except -1:
+    if t != cnp.NPY_FLOAT and t != cnp.NPY_DOUBLE:
+        raise TypeError(f"{name}: expected float32/float64 (N, C), got {arr.dtype}")
+    if cnp.PyArray_TYPE(target) != cnp.NPY_INT64:
+        raise TypeError(f"{name}: target must be int64, got {target.dtype}")
+    if cnp.PyArray_NDIM(arr) != 2 or cnp.PyArray_NDIM(target) != 1 or \
+            not cnp.PyArray_IS_C_CONTIGUOUS(arr) or \
+            not cnp.PyArray_IS_C_CONTIGUOUS(target):
+        raise ValueError(f"{name}: expected C-contiguous (N, C) and int64 (N,) arrays")
+    if arr.shape[0] != target.shape[0] or arr.shape[0] < 1:
+        raise ValueError(f"{name}: N = {arr.shape[0]} rows but {target.shape[0]} "
+                         f"targets (need N >= 1)")
+    return 0

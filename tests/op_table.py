@@ -1,0 +1,271 @@
+"""The op table: one or more specs per registered primitive (STYLE.md A9).
+
+Each ``OpSpec`` names the registry key it covers, a tensorplay function over
+Tensors, an independent numpy reference, and the sample inputs: 0-d, 1-D, 2-D,
+broadcasting pairs and a non-contiguous view.  ``tests/test_ops.py`` drives
+forward, VJP, JVP, second-order and mode-agreement checks from this table, and
+fails when a registered primitive has no spec.
+
+Sample arrays are float64; the tests cast them to the dtype under test.
+Integer side inputs (class targets) and non-tensor parameters are fixed per
+sample and passed as keyword arguments.
+"""
+from dataclasses import dataclass, field
+
+import numpy as np
+
+import tensorplay as tp
+from tensorplay._ops.shape import check_index, getitem_backward
+from tensorplay._ops.elementwise import relu_backward, sigmoid_backward, tanh_backward
+from tensorplay._ops.nn import nll_loss_backward
+
+
+@dataclass
+class OpSpec:
+    """One row: ``fn(*tensors, **kwargs)`` must equal ``ref(*arrays, **kwargs)``.
+
+    ``samples(rng)`` returns a list of ``(label, [float arrays], kwargs)``.
+    ``smooth=False`` skips second-order checks (none needed for piecewise-linear ops).
+    """
+    name: str
+    fn: callable
+    ref: callable
+    samples: callable
+    variant: str = ""
+    smooth: bool = True
+    tags: tuple = field(default_factory=tuple)
+
+    @property
+    def id(self):
+        return self.name + (f"[{self.variant}]" if self.variant else "")
+
+
+def noncontig(a):
+    """The same values as ``a`` in a non-contiguous view (every other column)."""
+    a = np.asarray(a)
+    if a.ndim == 0:
+        return a
+    big = np.zeros(a.shape[:-1] + (2 * a.shape[-1],), a.dtype)
+    big[..., ::2] = a
+    v = big[..., ::2]
+    assert a.size <= 1 or not v.flags.c_contiguous
+    return v
+
+
+def _uniform(lo, hi):
+    return lambda rng, shape: rng.uniform(lo, hi, shape)
+
+
+def _away_from_zero(lo=0.2, hi=2.0):
+    def gen(rng, shape):
+        return rng.uniform(lo, hi, shape) * rng.choice([-1.0, 1.0], shape)
+    return gen
+
+
+_normal = lambda rng, shape: rng.standard_normal(shape)  # noqa: E731
+
+UNARY_SHAPES = [("0d", ()), ("1d", (5,)), ("2d", (3, 4)), ("noncontig", (3, 4))]
+BINARY_SHAPES = [("0d", (), ()), ("1d", (5,), (5,)), ("2d", (3, 4), (3, 4)),
+                 ("row_bcast", (3, 4), (4,)), ("outer_bcast", (3, 1), (1, 4)),
+                 ("batch_bcast", (2, 1, 4), (3, 4)), ("scalar_rhs", (3, 4), ()),
+                 ("noncontig", (3, 4), (3, 4))]
+
+
+def unary_samples(gen=_normal, shapes=UNARY_SHAPES):
+    def samples(rng):
+        out = []
+        for label, shape in shapes:
+            a = np.asarray(gen(rng, shape), np.float64)
+            out.append((label, [noncontig(a) if label == "noncontig" else a], {}))
+        return out
+    return samples
+
+
+def binary_samples(gen_a=_normal, gen_b=_normal, shapes=BINARY_SHAPES):
+    def samples(rng):
+        out = []
+        for label, sa, sb in shapes:
+            a = np.asarray(gen_a(rng, sa), np.float64)
+            b = np.asarray(gen_b(rng, sb), np.float64)
+            if label == "noncontig":
+                a, b = noncontig(a), noncontig(b).T.copy().T   # two layouts
+            out.append((label, [a, b], {}))
+        return out
+    return samples
+
+
+def fixed_samples(*cases):
+    """cases: (label, [(generator, shape), ...], kwargs)."""
+    def samples(rng):
+        out = []
+        for label, arrays, kwargs in cases:
+            arrs = [np.asarray(gen(rng, shape), np.float64) for gen, shape in arrays]
+            if label.startswith("noncontig"):
+                arrs = [noncontig(a) for a in arrs]
+            out.append((label, arrs, dict(kwargs)))
+        return out
+    return samples
+
+
+def _sigmoid(x):
+    return 1.0 / (1.0 + np.exp(-x))
+
+
+def _log_softmax(x, dim):
+    m = np.max(x, axis=dim, keepdims=True)
+    return x - m - np.log(np.sum(np.exp(x - m), axis=dim, keepdims=True))
+
+
+def _nll(logp, target):
+    return -np.mean(logp[np.arange(len(target)), target._data if hasattr(target, "_data")
+                         else target])
+
+
+def _nll_backward_ref(g, target, num_classes):
+    t = target._data
+    out = np.zeros((len(t), num_classes))
+    out[np.arange(len(t)), t] = -g / len(t)
+    return out
+
+
+def _getitem_backward_ref(g, shape, key):
+    out = np.zeros(shape)
+    out[key] = g
+    return out
+
+
+TARGET = tp.tensor([2, 0, 1, 2, 1])
+
+SPECS = [
+    # ---- unary math
+    OpSpec("neg", lambda x: -x, lambda x: -x, unary_samples()),
+    OpSpec("exp", tp.exp, np.exp, unary_samples()),
+    OpSpec("exp", lambda x: x.exp(), np.exp, unary_samples(), variant="method"),
+    OpSpec("log", tp.log, np.log, unary_samples(_uniform(0.3, 3.0))),
+    OpSpec("sqrt", tp.sqrt, np.sqrt, unary_samples(_uniform(0.3, 3.0))),
+    OpSpec("tanh", tp.tanh, np.tanh, unary_samples()),
+    OpSpec("sigmoid", tp.sigmoid, _sigmoid, unary_samples(_uniform(-4, 4))),
+    OpSpec("relu", tp.relu, lambda x: np.maximum(x, 0), unary_samples(_away_from_zero()),
+           smooth=False),
+    # ---- fused derivative kernels
+    OpSpec("tanh_backward", tanh_backward, lambda g, y: g * (1 - y * y),
+           binary_samples(_normal, _uniform(-0.9, 0.9))),
+    OpSpec("sigmoid_backward", sigmoid_backward, lambda g, y: g * y * (1 - y),
+           binary_samples(_normal, _uniform(0.05, 0.95))),
+    OpSpec("relu_backward", relu_backward, lambda g, x: g * (x > 0),
+           binary_samples(_normal, _away_from_zero()), smooth=False),
+    # ---- binary arithmetic
+    OpSpec("add", lambda a, b: a + b, np.add, binary_samples()),
+    OpSpec("add", lambda a: a + 2.5, lambda a: a + 2.5, unary_samples(), variant="scalar"),
+    OpSpec("add", lambda a: 2.5 + a, lambda a: 2.5 + a, unary_samples(), variant="rscalar"),
+    OpSpec("sub", lambda a, b: a - b, np.subtract, binary_samples()),
+    OpSpec("sub", lambda a: 1.5 - a, lambda a: 1.5 - a, unary_samples(), variant="rscalar"),
+    OpSpec("mul", lambda a, b: a * b, np.multiply, binary_samples()),
+    OpSpec("mul", lambda a: a * 3, lambda a: a * 3, unary_samples(), variant="scalar"),
+    OpSpec("div", lambda a, b: a / b, np.divide, binary_samples(_normal, _away_from_zero())),
+    OpSpec("div", lambda b: 2.0 / b, lambda b: 2.0 / b, unary_samples(_away_from_zero()),
+           variant="rscalar"),
+    OpSpec("pow", lambda a, b: a ** b, np.power,
+           binary_samples(_uniform(0.5, 2.0), _uniform(-1.5, 1.5))),
+    OpSpec("pow", lambda a: a ** 3, lambda a: a ** 3, unary_samples(), variant="int_exp"),
+    OpSpec("pow", lambda a: a ** 2.5, lambda a: a ** 2.5, unary_samples(_uniform(0.5, 2.0)),
+           variant="float_exp"),
+    OpSpec("pow", lambda b: 2.0 ** b, lambda b: 2.0 ** b, unary_samples(), variant="rpow"),
+    # ---- reductions
+    OpSpec("sum", lambda x: x.sum(), lambda x: np.sum(x), unary_samples(), variant="all"),
+    OpSpec("sum", lambda x, dim, keepdim: tp.sum(x, dim=dim, keepdim=keepdim),
+           lambda x, dim, keepdim: np.sum(x, axis=dim, keepdims=keepdim),
+           fixed_samples(("dim1", [(_normal, (3, 4))], {"dim": 1, "keepdim": False}),
+                         ("dim0_keep", [(_normal, (3, 4))], {"dim": 0, "keepdim": True}),
+                         ("dims02", [(_normal, (2, 3, 4))], {"dim": (0, 2), "keepdim": False}),
+                         ("dims12_keep", [(_normal, (2, 3, 4))], {"dim": (1, 2), "keepdim": True}),
+                         ("neg_dim", [(_normal, (2, 3, 4))], {"dim": -2, "keepdim": False}),
+                         ("noncontig", [(_normal, (3, 4))], {"dim": 1, "keepdim": False}),
+                         ("0d", [(_normal, ())], {"dim": 0, "keepdim": False})),
+           variant="dim"),
+    OpSpec("mean", lambda x: x.mean(), lambda x: np.mean(x), unary_samples(), variant="all"),
+    OpSpec("mean", lambda x, dim, keepdim: x.mean(dim, keepdim),
+           lambda x, dim, keepdim: np.mean(x, axis=dim, keepdims=keepdim),
+           fixed_samples(("dim1", [(_normal, (3, 4))], {"dim": 1, "keepdim": False}),
+                         ("dims02_keep", [(_normal, (2, 3, 4))], {"dim": (0, 2), "keepdim": True}),
+                         ("noncontig", [(_normal, (3, 4))], {"dim": 0, "keepdim": False})),
+           variant="dim"),
+    # ---- matmul
+    OpSpec("matmul", lambda a, b: a @ b, np.matmul,
+           fixed_samples(("dot", [(_normal, (4,)), (_normal, (4,))], {}),
+                         ("mv", [(_normal, (3, 4)), (_normal, (4,))], {}),
+                         ("vm", [(_normal, (4,)), (_normal, (4, 5))], {}),
+                         ("mm", [(_normal, (3, 4)), (_normal, (4, 5))], {}),
+                         ("bmm_bcast", [(_normal, (2, 3, 4)), (_normal, (4, 5))], {}),
+                         ("batch_bcast", [(_normal, (2, 1, 3, 4)), (_normal, (5, 4, 2))], {}),
+                         ("batched_mv", [(_normal, (2, 3, 4)), (_normal, (4,))], {}),
+                         ("vec_batched", [(_normal, (4,)), (_normal, (2, 4, 3))], {}),
+                         ("noncontig", [(_normal, (3, 4)), (_normal, (4, 4))], {}))),
+    # ---- shape ops
+    OpSpec("reshape", lambda x, shape: x.reshape(shape), lambda x, shape: np.reshape(x, shape),
+           fixed_samples(("2d", [(_normal, (3, 4))], {"shape": (2, 6)}),
+                         ("infer", [(_normal, (3, 4))], {"shape": (-1,)}),
+                         ("noncontig", [(_normal, (3, 4))], {"shape": (4, 3)}),
+                         ("0d", [(_normal, ())], {"shape": (1, 1)}))),
+    OpSpec("view", lambda x, shape: x.view(shape), lambda x, shape: np.reshape(x, shape),
+           fixed_samples(("2d", [(_normal, (3, 4))], {"shape": (6, 2)}),
+                         ("noncontig", [(_normal, (3, 4))], {"shape": (3, 1, 4)}),
+                         ("0d", [(_normal, ())], {"shape": (1,)}))),
+    OpSpec("view", lambda x: x.unsqueeze(-1).squeeze(-1), lambda x: x, unary_samples(),
+           variant="unsqueeze_squeeze"),
+    OpSpec("permute", lambda x, dims: x.permute(dims), lambda x, dims: np.transpose(x, dims),
+           fixed_samples(("3d", [(_normal, (2, 3, 4))], {"dims": (2, 0, 1)}),
+                         ("noncontig", [(_normal, (3, 4))], {"dims": (1, 0)}))),
+    OpSpec("permute", lambda x: x.transpose(0, 2).mT, lambda x: np.swapaxes(
+        np.swapaxes(x, 0, 2), -1, -2), fixed_samples(("3d", [(_normal, (2, 3, 4))], {})),
+           variant="transpose_mT"),
+    OpSpec("permute", lambda x: x.T, lambda x: x.T, unary_samples(), variant="T"),
+    OpSpec("expand", lambda x, shape: x.expand(*shape),
+           lambda x, shape: np.broadcast_to(
+               x, [x.shape[i - len(shape) + x.ndim] if s == -1 else s
+                   for i, s in enumerate(shape)]),
+           fixed_samples(("col", [(_normal, (3, 1))], {"shape": (3, 4)}),
+                         ("lead", [(_normal, (4,))], {"shape": (2, 3, 4)}),
+                         ("keep", [(_normal, (3, 1))], {"shape": (2, -1, 5)}),
+                         ("0d", [(_normal, ())], {"shape": (3,)}))),
+    OpSpec("getitem", lambda x, key: x[key], lambda x, key: x[key],
+           fixed_samples(("int", [(_normal, (3, 4))], {"key": 1}),
+                         ("slice", [(_normal, (5, 4))], {"key": slice(1, 4)}),
+                         ("step", [(_normal, (5, 4))], {"key": (slice(None), slice(0, 4, 2))}),
+                         ("ellipsis", [(_normal, (2, 3, 4))], {"key": (Ellipsis, 0)}),
+                         ("none", [(_normal, (3, 4))], {"key": (None, slice(1, 3))}),
+                         ("int_int", [(_normal, (3, 4))], {"key": (2, -1)}),
+                         ("noncontig", [(_normal, (3, 4))], {"key": (slice(0, 2), 1)}))),
+    OpSpec("getitem_backward",
+           lambda g, shape, key: getitem_backward(g, shape, check_index(key, shape)),
+           _getitem_backward_ref,
+           fixed_samples(("slice", [(_normal, (2, 4))], {"shape": (5, 4), "key": slice(1, 3)}),
+                         ("int", [(_normal, (4,))], {"shape": (3, 4), "key": 1}),
+                         ("0d", [(_normal, ())], {"shape": (3, 4), "key": (1, 2)}))),
+    OpSpec("stack", lambda a, b, c, dim: tp.stack([a, b, c], dim),
+           lambda a, b, c, dim: np.stack([a, b, c], dim),
+           fixed_samples(("dim0", [(_normal, (3, 4))] * 3, {"dim": 0}),
+                         ("dim_last", [(_normal, (3, 4))] * 3, {"dim": -1}),
+                         ("0d", [(_normal, ())] * 3, {"dim": 0}))),
+    OpSpec("clone", lambda x: x.clone(), lambda x: x.copy(), unary_samples()),
+    OpSpec("clone", lambda x: x.contiguous(), lambda x: x.copy(),
+           unary_samples(shapes=[("noncontig", (3, 4))]), variant="contiguous"),
+    OpSpec("_to_copy", lambda x: x.to(x.dtype, copy=True), lambda x: x.copy(), unary_samples()),
+    # ---- nn
+    OpSpec("log_softmax", lambda x, dim: tp.log_softmax(x, dim), _log_softmax,
+           fixed_samples(("last", [(_normal, (3, 5))], {"dim": 1}),
+                         ("first", [(_normal, (3, 5))], {"dim": 0}),
+                         ("middle", [(_normal, (2, 3, 4))], {"dim": 1}),
+                         ("1d", [(_normal, (6,))], {"dim": 0}),
+                         ("noncontig", [(_normal, (3, 4))], {"dim": -1}))),
+    OpSpec("nll_loss", lambda logp, target: tp.nn.functional.nll_loss(logp, target), _nll,
+           fixed_samples(("5x3", [(_normal, (5, 3))], {"target": TARGET}),
+                         ("noncontig", [(_normal, (5, 3))], {"target": TARGET}))),
+    OpSpec("nll_loss_backward", lambda g, target, num_classes:
+           nll_loss_backward(g, target, num_classes), _nll_backward_ref,
+           fixed_samples(("0d", [(_normal, ())], {"target": TARGET, "num_classes": 3}))),
+    OpSpec("log_softmax", lambda x, target: tp.nn.functional.cross_entropy(x, target),
+           lambda x, target: _nll(_log_softmax(x, 1), target._data),
+           fixed_samples(("5x3", [(_normal, (5, 3))], {"target": TARGET})),
+           variant="cross_entropy"),
+]
