@@ -37,6 +37,15 @@ def promote(a, b, op, float_result=False):
     Raises:
         TypeError: for an operand that is neither a Tensor, a number nor an ndarray.
     """
+    # fast paths: two tensors of one dtype; a float tensor with a Python float/int
+    ta, tb = type(a) is Tensor, type(b) is Tensor
+    if ta and tb:
+        if a._data.dtype == b._data.dtype and (not float_result or a._data.dtype.kind == "f"):
+            return a, b
+    elif ta and type(b) in (float, int) and a._data.dtype.kind == "f":
+        return a, Tensor._wrap(np.array(b, dtype=a._data.dtype))
+    elif tb and type(a) in (float, int) and b._data.dtype.kind == "f":
+        return Tensor._wrap(np.array(a, dtype=b._data.dtype)), b
     a = _coerce(a, op, "input")
     b = _coerce(b, op, "other")
     d = _dtype.result_type(a, b)

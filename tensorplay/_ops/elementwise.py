@@ -35,8 +35,21 @@ def _unary_forward(kernel, ufunc=None):
 
 def broadcast_shape(sa, sb, op):
     """The broadcast shape of two shapes, or a RuntimeError naming ``op``."""
-    if sa == sb:
+    if sa == sb or not sb:
         return sa
+    if not sa:
+        return sb
+    if len(sa) == len(sb):
+        out = []
+        for x, y in zip(sa, sb):
+            if x == y or y == 1:
+                out.append(x)
+            elif x == 1:
+                out.append(y)
+            else:
+                break
+        else:
+            return tuple(out)
     try:
         return np.broadcast_shapes(sa, sb)
     except ValueError:

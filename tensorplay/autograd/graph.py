@@ -26,12 +26,19 @@ _FREED_MSG = (
 
 class _Meta:
     """Shape and dtype of an input whose data the VJP rules do not need."""
-    __slots__ = ("shape", "dtype", "ndim")
+    __slots__ = ("shape", "_np_dtype")
 
-    def __init__(self, shape, dtype):
-        self.shape = tuple(shape)
-        self.dtype = dtype
-        self.ndim = len(shape)
+    def __init__(self, shape, np_dtype):
+        self.shape = shape
+        self._np_dtype = np_dtype
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    @property
+    def dtype(self):
+        return from_numpy_dtype(self._np_dtype)
 
 
 class AccumulateGrad:
@@ -113,7 +120,7 @@ class Node:
                         f"modified by an inplace operation: input {i} of {op.node_name} "
                         f"is at version {t._version[0]}; expected version {v} instead.")
         else:
-            inputs = [_Meta(s, from_numpy_dtype(d)) for s, d in self.in_meta]
+            inputs = [_Meta(s, d) for s, d in self.in_meta]
         out = None
         if op.save_out:
             counter, v = self.out_version
@@ -137,10 +144,6 @@ class Node:
         self.freed = True
 
 
-def _children(key):
-    return key.next_edges if isinstance(key, Node) else ()
-
-
 def run_backward(roots, root_grads, targets, *, retain_graph, create_graph):
     """Propagate ``root_grads`` from ``roots`` back through the graph.
 
@@ -157,30 +160,35 @@ def run_backward(roots, root_grads, targets, *, retain_graph, create_graph):
         dict mapping ``id(key)`` to ``(key, cotangent)`` for the targets reached.
     """
     target_ids = None if targets is None else {id(k) for k in targets}
-    # Pass 1: iterative DFS; postorder, and which keys reach a target.
+    # Pass 1: iterative DFS giving a postorder, and whether each key reaches a
+    # target (so branches that lead nowhere wanted are never run).
     order = []
     reaches = {}
     for root in roots:
         if id(root) in reaches:
             continue
         reaches[id(root)] = False
-        stack = [(root, iter(_children(root)))]
+        stack = [(root, root.next_edges if type(root) is Node else (), 0)]
         while stack:
-            key, it = stack[-1]
-            for child in it:
+            key, edges, i = stack[-1]
+            n = len(edges)
+            while i < n:
+                child = edges[i]
+                i += 1
                 if child is not None and id(child) not in reaches:
                     reaches[id(child)] = False
-                    stack.append((child, iter(_children(child))))
+                    stack[-1] = (key, edges, i)
+                    stack.append((child, child.next_edges if type(child) is Node else (), 0))
                     break
             else:
                 stack.pop()
                 order.append(key)
                 if target_ids is None:
-                    hit = not isinstance(key, Node)
+                    hit = type(key) is not Node
                 else:
                     hit = id(key) in target_ids
                 if not hit:
-                    for child in _children(key):
+                    for child in edges:
                         if child is not None and reaches[id(child)]:
                             hit = True
                             break
@@ -196,34 +204,41 @@ def run_backward(roots, root_grads, targets, *, retain_graph, create_graph):
     STATE.grad_enabled = bool(create_graph)
     try:
         for key in reversed(order):
-            if not reaches[id(key)]:
+            kid = id(key)
+            if not reaches[kid]:
                 continue
-            g = grads.pop(id(key), None)
+            g = grads.pop(kid, None)
             if g is None:
                 continue
+            is_node = type(key) is Node
             if target_ids is None:
-                if not isinstance(key, Node):
-                    results[id(key)] = (key, g)
-            elif id(key) in target_ids:
-                results[id(key)] = (key, g)
-            if not isinstance(key, Node):
+                if not is_node:
+                    results[kid] = (key, g)
+            elif kid in target_ids:
+                results[kid] = (key, g)
+            if not is_node:
                 continue
-            op = key.op
+            vjp = key.op.vjp
             out, inputs = key._unpack()
             params = key.params
+            in_meta = key.in_meta
             for i, edge in enumerate(key.next_edges):
-                if edge is None or not reaches[id(edge)]:
+                if edge is None:
                     continue
-                gi = op.vjp[i](g, out, *inputs, **params)
+                eid = id(edge)
+                if not reaches[eid]:
+                    continue
+                gi = vjp[i](g, out, *inputs, **params)
                 if gi is None:
                     continue
-                shape, dtype = key.in_meta[i]
-                if gi._data.shape != shape:
+                shape, dtype = in_meta[i]
+                data = gi._data
+                if data.shape != shape:
                     gi = _sum_to_shape(gi, shape)
-                if gi._data.dtype != dtype:
+                if data.dtype != dtype:
                     gi = gi.to(from_numpy_dtype(dtype))
-                prev = grads.get(id(edge))
-                grads[id(edge)] = gi if prev is None else prev + gi
+                prev = grads.get(eid)
+                grads[eid] = gi if prev is None else prev + gi
             if not retain_graph:
                 key._release()
     finally:
