@@ -244,7 +244,7 @@ def randn(*size, dtype=None, requires_grad=False):
                    requires_grad, "randn")
 
 
-def randint(low, high=None, size=None, *, dtype=None):
+def randint(low=0, high=None, size=None, *, dtype=None):
     """Integers uniform on [low, high) of shape ``size``: ``randint(high, size)`` or
     ``randint(low, high, size)`` (PyTorch's signatures); int64 by default.
 

@@ -131,10 +131,12 @@ class Tensor:
 
     @property
     def data(self):
-        """A detached tensor that shares storage with this one (PyTorch's ``.data``)."""
-        t = Tensor._wrap(self._data)
-        t._version = self._version
-        return t
+        """A detached tensor that shares storage with this one (PyTorch's ``.data``).
+
+        Unlike ``detach()``, in-place changes through it are not tracked: it has its
+        own version counter, so saved tensors modified this way do not raise.
+        """
+        return Tensor._wrap(self._data)
 
     @data.setter
     def data(self, other):
@@ -193,9 +195,10 @@ class Tensor:
         """The storage as an ndarray, sharing memory.
 
         Raises:
-            RuntimeError: when the tensor requires grad (use ``detach().numpy()``).
+            RuntimeError: when the tensor requires grad and grad mode is on (use
+                ``detach().numpy()``), as PyTorch.
         """
-        if self._requires_grad:
+        if self._requires_grad and STATE.grad_enabled:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. "
                                "Use tensor.detach().numpy() instead.")
         return self._data
@@ -506,29 +509,59 @@ Tensor.__pos__ = __pos__
 
 
 # ---------------------------------------------------------------- repr
+def _element_format(arr):
+    """A function formatting one element the way PyTorch's ``_Formatter`` does.
+
+    Floats: ``1.`` style when every finite value is integral, ``0.1235`` (4
+    decimals) otherwise, and ``1.2346e+05`` when the magnitudes span more than
+    1000x, exceed 1e8 or (non-integral) go below 1e-4.
+    """
+    kind = arr.dtype.kind
+    if kind == "b":
+        return lambda v: "True" if v else "False"
+    if kind != "f":
+        return lambda v: str(int(v))
+    finite = arr[np.isfinite(arr)].astype(np.float64)
+    nonzero = np.abs(finite[finite != 0])
+    int_mode = finite.size == 0 or builtins.bool(np.all(finite == np.ceil(finite)))
+    sci = False
+    if nonzero.size:
+        hi, lo = nonzero.max(), nonzero.min()
+        sci = hi / lo > 1000.0 or hi > 1.0e8 or (not int_mode and lo < 1.0e-4)
+    if sci:
+        spec = "{:.4e}"
+    elif int_mode:
+        spec = "{:.0f}."
+    else:
+        spec = "{:.4f}"
+
+    def fmt(v):
+        if np.isnan(v):
+            return "nan"
+        if np.isinf(v):
+            return "inf" if v > 0 else "-inf"
+        return spec.format(float(v))
+    return fmt
+
+
 def _format(t):
     arr = t._data
-    kind = arr.dtype.kind
-    opts = dict(separator=", ", prefix="tensor(", threshold=1000, edgeitems=3,
-                max_line_width=80)
-    if kind == "f" and arr.size:
-        finite = arr[np.isfinite(arr)]
-        integral = finite.size == 0 or np.all(finite == np.round(finite))
-        amax = np.abs(finite).max() if finite.size else 0.0
-        amin = np.abs(finite[finite != 0]).min() if np.any(finite != 0) else 0.0
-        if integral and amax < 1e8:
-            opts["formatter"] = {"float_kind": lambda v: _fmt_integral(v)}
-        elif amax >= 1e8 or (amin and amax / amin > 1e3) or (amin and amin < 1e-4):
-            opts["formatter"] = {"float_kind": lambda v: f"{v:.4e}"}
-        else:
-            opts["formatter"] = {"float_kind": lambda v: f"{v:.4f}"}
-    body = np.array2string(arr, **opts)
+    fmt = _element_format(arr)
+    shown = arr if arr.size <= 1000 else np.concatenate(
+        [arr.reshape(-1)[:3], arr.reshape(-1)[-3:]])
+    shown = shown.reshape(-1)
+    if arr.dtype.kind == "f":      # PyTorch sizes columns by the nonzero finite values
+        shown = shown[np.isfinite(shown) & (shown != 0)]
+    width = max((len(fmt(v)) for v in shown), default=0)
+    body = np.array2string(arr, separator=", ", prefix="tensor(", threshold=1000,
+                           edgeitems=3, max_line_width=80,
+                           formatter={"all": lambda v: fmt(v).rjust(width)})
+    body = body.replace(", ..., ", ",  ..., ")
     extras = []
-    default_float = _dtype.get_default_dtype()
     d = t.dtype
     if arr.size == 0 and arr.ndim != 1:
         extras.append(f"size={tuple(arr.shape)}")
-    if d is not _dtype.int64 and d is not _dtype.bool and d is not default_float:
+    if d is not _dtype.int64 and d is not _dtype.bool and d is not _dtype.get_default_dtype():
         extras.append(f"dtype={d!r}")
     if t.grad_fn is not None:
         extras.append(f"grad_fn=<{t.grad_fn.name()}>")
@@ -537,14 +570,6 @@ def _format(t):
     if t._tangent is not None and t._tangent_level == STATE.fw_level:
         extras.append("tangent=" + repr(t._tangent))
     return "tensor(" + body + "".join(", " + e for e in extras) + ")"
-
-
-def _fmt_integral(v):
-    if np.isnan(v):
-        return "nan"
-    if np.isinf(v):
-        return "inf" if v > 0 else "-inf"
-    return f"{v:.0f}."
 
 
 from tensorplay import _ops as _F  # noqa: E402  (circular: ops build on Tensor)

@@ -246,12 +246,20 @@ def add(input, other, *, alpha=1):
 
 
 def sub(input, other, *, alpha=1):
-    """``input - alpha * other`` with broadcasting and type promotion."""
+    """``input - alpha * other`` with broadcasting and type promotion.
+
+    Raises:
+        RuntimeError: a bool operand (as PyTorch), or shapes that do not broadcast.
+    """
+    for x in (input, other):
+        if isinstance(x, (bool, np.bool_)) or (isinstance(x, Tensor)
+                                               and x._data.dtype == np.bool_):
+            raise RuntimeError("sub(): subtraction, the `-` operator, with a bool tensor is "
+                               "not supported. If you are trying to invert a mask, use the "
+                               "`~` or `logical_not()` operator instead.")
     if alpha != 1:
         other = mul(other, alpha)
     a, b = promote(input, other, "sub")
-    if a._data.dtype == np.bool_:
-        raise RuntimeError("sub(): subtraction with two bool tensors is not supported")
     return apply(_sub, (a, b), {})
 
 

@@ -63,9 +63,6 @@ def _make_grads(outputs, grad_outputs, is_grads_batched, op):
                     f"{list(g._data.shape)} and output[{i}] has a shape of {list(want)}"
                     + (" (with is_grads_batched=True the first dim is the batch)"
                        if is_grads_batched else ""))
-            if g._data.dtype.kind != "f" and out._data.dtype.kind == "f":
-                raise RuntimeError(f"{op}: grad_output[{i}] has dtype {g.dtype} but output "
-                                   f"[{i}] has dtype {out.dtype}")
             if not out._requires_grad:
                 continue
             if g._data.dtype != out._data.dtype:

@@ -101,8 +101,9 @@ def make_dual(tensor, tangent, *, level=None):
         tangent (Tensor): same shape; cast to the primal's dtype.
 
     Raises:
-        RuntimeError: outside a dual level, non-floating tensors, or a tangent whose
-            shape differs from the primal's.
+        RuntimeError: outside a dual level, or a tangent whose shape differs from
+            the primal's.
+        ValueError: a non-floating tensor or tangent (as PyTorch).
     """
     from tensorplay._tensor import Tensor
     lvl = _current_level(level, "make_dual")
@@ -111,7 +112,7 @@ def make_dual(tensor, tangent, *, level=None):
             raise TypeError(f"make_dual(): argument '{name}' must be a Tensor, got "
                             f"{type(t).__name__}")
         if t._data.dtype.kind != "f":
-            raise RuntimeError(f"make_dual(): expected a floating point {name}, got {t.dtype}")
+            raise ValueError(f"make_dual(): expected a floating point {name}, got {t.dtype}")
     if tangent._data.shape != tensor._data.shape:
         raise RuntimeError(f"make_dual(): trying to set a forward gradient that has a "
                            f"different size ({list(tangent.shape)}) than that of the "

@@ -5,6 +5,7 @@ change another thread.  The same thread-local object carries the forward-mode
 state (the active dual level), which ``tensorplay.autograd._forward`` owns.
 """
 import functools
+import inspect
 import threading
 
 __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled"]
@@ -25,9 +26,58 @@ def is_grad_enabled():
     return STATE.grad_enabled
 
 
+def _decorate(make_ctx, func):
+    """Run ``func`` inside a fresh context from ``make_ctx()``.
+
+    Generator functions get the mode re-applied around every resume (PyTorch does
+    the same), so the caller's mode between ``next()`` calls is left alone.
+    """
+    if inspect.isgeneratorfunction(func):
+        @functools.wraps(func)
+        def gen_wrapper(*args, **kwargs):
+            gen = func(*args, **kwargs)
+            try:
+                with make_ctx():
+                    value = next(gen)
+                while True:
+                    try:
+                        sent = yield value
+                    except GeneratorExit:
+                        gen.close()
+                        raise
+                    except BaseException as exc:    # forward throw() into gen
+                        with make_ctx():
+                            value = gen.throw(exc)
+                    else:
+                        with make_ctx():
+                            value = gen.send(sent)
+            except StopIteration as stop:
+                return stop.value
+        return gen_wrapper
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        with make_ctx():
+            return func(*args, **kwargs)
+    return wrapper
+
+
 class _GradModeContext:
-    """Base of the grad-mode context managers; also usable as a decorator."""
+    """Base of ``no_grad``/``enable_grad``: a context manager and a decorator, used
+    with or without parentheses (``@no_grad`` and ``@no_grad()``)."""
     _mode = True
+
+    def __new__(cls, orig_func=None):
+        self = super().__new__(cls)
+        if orig_func is None:
+            return self
+        if not callable(orig_func):
+            raise TypeError(f"{cls.__name__}() takes no arguments, or a function to "
+                            f"decorate; got {type(orig_func).__name__}")
+        return _decorate(cls, orig_func)
+
+    def __init__(self, orig_func=None):
+        pass
 
     def __enter__(self):
         self._prev = STATE.grad_enabled
@@ -38,11 +88,7 @@ class _GradModeContext:
         return False
 
     def __call__(self, func):
-        @functools.wraps(func)
-        def wrapper(*args, **kwargs):
-            with self.__class__():
-                return func(*args, **kwargs)
-        return wrapper
+        return _decorate(self.__class__, func)
 
 
 class no_grad(_GradModeContext):
@@ -74,6 +120,9 @@ class set_grad_enabled(_GradModeContext):
         mode (bool): True to record the graph, False not to.
     """
 
+    def __new__(cls, mode):
+        return object.__new__(cls)
+
     def __init__(self, mode):
         self._prev = STATE.grad_enabled
         self._mode = bool(mode)
@@ -85,9 +134,4 @@ class set_grad_enabled(_GradModeContext):
     def __call__(self, func):
         STATE.grad_enabled = self._prev
         mode = self._mode
-
-        @functools.wraps(func)
-        def wrapper(*args, **kwargs):
-            with set_grad_enabled(mode):
-                return func(*args, **kwargs)
-        return wrapper
+        return _decorate(lambda: set_grad_enabled(mode), func)
