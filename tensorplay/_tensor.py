@@ -452,62 +452,6 @@ def _no_grad_ctx():
     return no_grad()
 
 
-# ---------------------------------------------------------------- methods that are ops
-def _method(name):
-    def method(self, *args, **kwargs):
-        return getattr(_F, name)(self, *args, **kwargs)
-    method.__name__ = name
-    method.__doc__ = f"See ``tensorplay.{name}``."
-    return method
-
-
-for _name in ("exp", "log", "sqrt", "tanh", "sigmoid", "relu", "neg", "pow",
-              "add", "sub", "mul", "div", "matmul", "sum", "mean", "reshape", "view",
-              "permute", "transpose", "unsqueeze", "squeeze", "expand", "expand_as",
-              "log_softmax", "softmax", "eq", "ne", "lt", "le", "gt", "ge",
-              "view_as", "reshape_as", "flatten"):
-    setattr(Tensor, _name, _method(_name))
-
-
-def _binop(name, reflected=False):
-    if reflected:
-        def op(self, other):
-            return getattr(_F, name)(other, self)
-    else:
-        def op(self, other):
-            return getattr(_F, name)(self, other)
-    return op
-
-
-Tensor.__add__ = _binop("add")
-Tensor.__radd__ = _binop("add", True)
-Tensor.__sub__ = _binop("sub")
-Tensor.__rsub__ = _binop("sub", True)
-Tensor.__mul__ = _binop("mul")
-Tensor.__rmul__ = _binop("mul", True)
-Tensor.__truediv__ = _binop("div")
-Tensor.__rtruediv__ = _binop("div", True)
-Tensor.__pow__ = _binop("pow")
-Tensor.__rpow__ = _binop("pow", True)
-Tensor.__matmul__ = _binop("matmul")
-Tensor.__rmatmul__ = _binop("matmul", True)
-Tensor.__eq__ = _binop("eq")
-Tensor.__ne__ = _binop("ne")
-Tensor.__lt__ = _binop("lt")
-Tensor.__le__ = _binop("le")
-Tensor.__gt__ = _binop("gt")
-Tensor.__ge__ = _binop("ge")
-Tensor.__neg__ = _method("neg")
-Tensor.__getitem__ = _method("getitem")
-
-
-def __pos__(self):
-    return self
-
-
-Tensor.__pos__ = __pos__
-
-
 # ---------------------------------------------------------------- repr
 def _element_format(arr):
     """A function formatting one element the way PyTorch's ``_Formatter`` does.
@@ -573,3 +517,35 @@ def _format(t):
 
 
 from tensorplay import _ops as _F  # noqa: E402  (circular: ops build on Tensor)
+
+
+# ---------------------------------------------------------------- methods that are ops
+def _bind_methods():
+    """Tensor methods and operators are the public op functions themselves
+    (``x.exp`` is ``tensorplay.exp`` bound to x): one call frame, one docstring."""
+    for name in ("exp", "log", "sqrt", "tanh", "sigmoid", "relu", "neg", "pow",
+                 "add", "sub", "mul", "div", "matmul", "sum", "mean", "reshape", "view",
+                 "permute", "transpose", "unsqueeze", "squeeze", "expand", "expand_as",
+                 "log_softmax", "softmax", "eq", "ne", "lt", "le", "gt", "ge",
+                 "view_as", "reshape_as", "flatten"):
+        setattr(Tensor, name, getattr(_F, name))
+    for dunder, name in (("add", "add"), ("sub", "sub"), ("mul", "mul"),
+                         ("truediv", "div"), ("pow", "pow"), ("matmul", "matmul")):
+        fn = getattr(_F, name)
+        setattr(Tensor, f"__{dunder}__", fn)
+        setattr(Tensor, f"__r{dunder}__", _reflected(fn))
+    for dunder in ("eq", "ne", "lt", "le", "gt", "ge"):
+        setattr(Tensor, f"__{dunder}__", getattr(_F, dunder))
+    Tensor.__neg__ = _F.neg
+    Tensor.__getitem__ = _F.getitem
+    Tensor.__pos__ = lambda self: self
+
+
+def _reflected(fn):
+    def reflected(self, other):
+        return fn(other, self)
+    reflected.__name__ = f"__r{fn.__name__}__"
+    return reflected
+
+
+_bind_methods()
