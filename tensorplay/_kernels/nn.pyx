@@ -20,52 +20,14 @@ from libc.string cimport memset
 from libc.math cimport INFINITY
 
 from ._math cimport _exp_fwd, _log_fwd
+from ._accumulate cimport _max_contig, _sum_contig
 
 cnp.import_array()
 
 cdef enum:
-    LANES = 16
     BB = 256
     THRESH = 16384          # exp-like: serial below this many elements
     THRESH_FILL = 262144    # memset
-
-
-cdef inline floating _max_contig(const floating* x, Py_ssize_t n) noexcept nogil:
-    """max(x[0:n]) ignoring nan, -inf for n == 0; LANES independent lanes."""
-    cdef floating acc[LANES]
-    cdef floating v
-    cdef Py_ssize_t i, k, m = n - n % LANES
-    for k in range(LANES):
-        acc[k] = -INFINITY
-    for i in range(0, m, 16):                   # 16 == LANES
-        for k in range(LANES):
-            v = x[i + k]
-            acc[k] = v if v > acc[k] else acc[k]
-    for i in range(m, n):
-        v = x[i]
-        acc[0] = v if v > acc[0] else acc[0]
-    for k in range(1, LANES):
-        acc[0] = acc[k] if acc[k] > acc[0] else acc[0]
-    return acc[0]
-
-
-cdef inline double _sum_contig(const floating* x, Py_ssize_t n) noexcept nogil:
-    """sum(x[0:n]) in double with LANES independent accumulators."""
-    cdef double acc[LANES]
-    cdef Py_ssize_t i, k, m = n - n % LANES
-    for k in range(LANES):
-        acc[k] = 0
-    for i in range(0, m, 16):                   # 16 == LANES
-        for k in range(LANES):
-            acc[k] += x[i + k]
-    for i in range(m, n):
-        acc[i - m] += x[i]
-    k = LANES // 2
-    while k >= 1:
-        for i in range(k):
-            acc[i] += acc[i + k]
-        k //= 2
-    return acc[0]
 
 
 cdef void _lsm_row(const floating* x, floating* out, Py_ssize_t R) noexcept nogil:

@@ -21,33 +21,15 @@ from cython.parallel cimport prange
 from libc.stdlib cimport malloc, free
 from libc.string cimport memset
 
+from ._accumulate cimport _sum_contig
+
 cnp.import_array()
 
 cdef enum:
-    LANES = 16
     RCHUNK = 16384       # elements per task, row path
     BB = 256             # columns per block, column path
     TASK = 32768         # target elements per task, column path
     THRESH_SUM = 65536   # serial below this many input elements
-
-
-cdef inline double _sum_contig(const floating* x, Py_ssize_t n) noexcept nogil:
-    """sum(x[0:n]) in double with LANES independent accumulators."""
-    cdef double acc[LANES]
-    cdef Py_ssize_t i, k, m = n - n % LANES
-    for k in range(LANES):
-        acc[k] = 0
-    for i in range(0, m, 16):                   # 16 == LANES
-        for k in range(LANES):
-            acc[k] += x[i + k]
-    for i in range(m, n):
-        acc[i - m] += x[i]
-    k = LANES // 2
-    while k >= 1:                      # pairwise combination of the lanes
-        for i in range(k):
-            acc[i] += acc[i + k]
-        k //= 2
-    return acc[0]
 
 
 cdef void _row_task(const floating* x, Py_ssize_t R, Py_ssize_t nrc, Py_ssize_t task,
