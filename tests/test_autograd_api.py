@@ -970,3 +970,14 @@ def test_inplace_through_dot_data_is_not_tracked(rng):
     w.data.add_(1)
     y.sum().backward()
     np.testing.assert_allclose(npy(x.grad), wv + 1, rtol=1e-15)
+
+
+def test_gradients_from_broadcast_views_are_writable():
+    # the VJP of sum is a read-only expand view; .grad and grad() results own storage
+    x = tp.ones(3, requires_grad=True)
+    x.sum().backward()
+    x.grad.zero_()
+    np.testing.assert_array_equal(x.grad.numpy(), np.zeros(3))
+    (g,) = tp.autograd.grad((x * 2).sum(), x)
+    g.add_(1)
+    np.testing.assert_array_equal(g.numpy(), np.full(3, 3.0))

@@ -166,8 +166,10 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                 r = zeros_like(t)
                 if is_grads_batched:
                     r = stack([r] * root_grads[0].shape[0], 0)
-        elif not create_graph:
-            r = r.detach()
+        else:
+            r = _own_storage(r)
+            if not create_graph:
+                r = r.detach()
         out.append(r)
     return tuple(out)
 
@@ -220,9 +222,16 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
     for t, g in targets:
         if g is None:
             continue
+        g = _own_storage(g)
         if not create_graph:
             g = g.detach()
         t.grad = g if t.grad is None else t.grad + g
+
+
+def _own_storage(g):
+    """A gradient that is a read-only broadcast view (the VJP of sum and expand)
+    gets its own storage, so ``x.grad.zero_()`` and other in-place updates work."""
+    return g if g._data.flags.writeable else g.clone()
 
 
 def __getattr__(name):
