@@ -52,7 +52,9 @@ def show_config():
     ]
     try:
         from tensorplay._kernels import _build_info
+        lines.append(f"CPU target: {_build_info.CPU_TARGET or 'none'} "
+                     f"(TENSORPLAY_CPU_TARGET at build time)")
         lines.append(f"compile flags: {' '.join(_build_info.COMPILE_ARGS)}")
-    except ImportError:
+    except ImportError:      # built by an older setup.py
         pass
     print("\n".join(lines))
