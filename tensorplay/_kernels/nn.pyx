@@ -2,7 +2,7 @@
 # a) log_softmax_fwd works on a C-contiguous (A, R, B) view (softmax axis in the
 #    middle; the Python layer reshapes).  Per row:  m = max_r x;  out = exp(x - m)
 #    (vectorised through libmvec);  s = sum_r out (double, 16 lanes);
-#    out = x - (m + log s).  B == 1 is the fast path (rows contiguous); for B > 1
+#    out = (x - m) - log s.  B == 1 is the fast path (rows contiguous); for B > 1
 #    the same three passes run over blocks of BB columns, vectorised over b.
 #    prange over rows (or (row, b-block) tasks) from THRESH elements on.  A single
 #    huge row runs on one thread.
@@ -33,18 +33,21 @@ cdef enum:
 cdef void _lsm_row(const floating* x, floating* out, Py_ssize_t R) noexcept nogil:
     """out[r] := x[r] - m - log(sum_r exp(x[r] - m)),  m = max_r x[r]."""
     cdef Py_ssize_t r
-    cdef floating m = _max_contig(x, R), lse
+    cdef floating m = _max_contig(x, R), log_s
     for r in range(R):
         out[r] = _exp_fwd(x[r] - m)                  # scratch: exp(x - m)
-    lse = m + <floating>_log_fwd(_sum_contig(out, R))
+    log_s = <floating>_log_fwd(_sum_contig(out, R))
+    # (x - m) - log s, not x - (m + log s): for |m| >> log s the latter rounds
+    # log s away (float32 logits near 1e6 lost 1e-2).
     for r in range(R):
-        out[r] = x[r] - lse
+        out[r] = (x[r] - m) - log_s
 
 
 cdef void _lsm_cols(const floating* x, floating* out, Py_ssize_t R, Py_ssize_t B,
                     Py_ssize_t nbb, Py_ssize_t task) noexcept nogil:
     """Task (a, b-block) of the B > 1 path: the same formula, vectorised over b."""
     cdef floating mx[BB]
+    cdef floating log_s[BB]
     cdef double s[BB]
     cdef Py_ssize_t a = task // nbb, b0 = (task % nbb) * BB, nb = min(BB, B - b0)
     cdef Py_ssize_t r, j
@@ -64,12 +67,12 @@ cdef void _lsm_cols(const floating* x, floating* out, Py_ssize_t R, Py_ssize_t B
         for j in range(nb):
             s[j] += _exp_fwd(xr[j] - mx[j])
     for j in range(nb):
-        mx[j] = mx[j] + <floating>_log_fwd(s[j])     # mx := log-sum-exp
-    for r in range(R):
+        log_s[j] = <floating>_log_fwd(s[j])
+    for r in range(R):                               # (x - m) - log s, as _lsm_row
         xr = x + (a * R + r) * B + b0
         orow = out + (a * R + r) * B + b0
         for j in range(nb):
-            orow[j] = xr[j] - mx[j]
+            orow[j] = (xr[j] - mx[j]) - log_s[j]
 
 
 cdef void _log_softmax(const floating* x, floating* out, Py_ssize_t A, Py_ssize_t R,
