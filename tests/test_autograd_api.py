@@ -919,6 +919,42 @@ def test_gradcheck_wrong_jvp_missed_without_forward_check(rng, register_op):
     assert autograd.gradcheck(cube, (_r(rng, 3),), check_forward_ad=False) is True
 
 
+def _detached_right(g, out, x):
+    # correct first derivative, but computed outside the graph: second order is lost
+    return g * tp.from_numpy(3 * x.detach().numpy() ** 2)
+
+
+def test_gradgradcheck_passes_on_correct_ops(rng):
+    x, w = _r(rng, 3), _r(rng, 3, 2)
+    assert autograd.gradgradcheck(lambda x: (x.tanh() * x.exp()).sum(), (x,))
+    assert autograd.gradgradcheck(lambda x, w: (x @ w).sigmoid(), (x, w))
+
+
+def test_gradgradcheck_catches_a_non_differentiable_rule(rng, register_op):
+    cube = register_op(_cube_forward, vjp=(_detached_right,),
+                       jvp=lambda ts, out, x: _right(ts[0], out, x))
+    x = _r(rng, 3)
+    assert autograd.gradcheck(cube, (x,))               # first order is right
+    with pytest.raises(autograd.GradcheckError):
+        autograd.gradgradcheck(cube, (x,))
+
+
+def test_gradcheck_restores_inputs_when_the_function_raises(rng):
+    x = _r(rng, 3)
+    before = npy(x).copy()
+    calls = []
+
+    def flaky(x):
+        calls.append(1)
+        if len(calls) > 2:
+            raise ValueError("boom")
+        return x * 2
+
+    with pytest.raises(ValueError, match="boom"):
+        autograd.gradcheck(flaky, (x,))
+    np.testing.assert_array_equal(npy(x), before)
+
+
 # =====================================================================================
 # version counter
 # =====================================================================================

@@ -19,6 +19,9 @@ def _outputs_tuple(out):
     from tensorplay._tensor import Tensor
     if isinstance(out, Tensor):
         return (out,)
+    if not isinstance(out, (tuple, list)):
+        raise TypeError(f"gradcheck(): the function must return a Tensor or a tuple of "
+                        f"Tensors, got {type(out).__name__}")
     out = tuple(out)
     for o in out:
         if not isinstance(o, Tensor):
@@ -28,28 +31,33 @@ def _outputs_tuple(out):
 
 
 def _numerical_jacobians(func, inputs, diff_idx, eps):
-    """J[k][j] of shape (out_k.numel(), in_j.numel()) by central differences."""
-    from tensorplay.autograd.grad_mode import no_grad
-    with no_grad():
-        base = _outputs_tuple(func(*inputs))
-        jac = [[np.zeros((o.numel(), inputs[j].numel())) for j in diff_idx] for o in base]
-        for col, j in enumerate(diff_idx):
-            x = inputs[j]._data
-            if not x.flags.writeable or not x.flags.c_contiguous:
-                raise ValueError(f"gradcheck(): input {j} must be a writable, contiguous "
-                                 f"tensor (clone() it)")
-            flat = x.reshape(-1)
-            for e in range(flat.size):
-                orig = flat[e]
+    """J[k][j] of shape (out_k.numel(), in_j.numel()) by central differences.
+
+    Each input entry is perturbed in place and restored in a ``finally``, so the
+    inputs are unchanged even when ``func`` raises.  Grad mode is left on: ``func``
+    may call ``autograd.grad`` itself (``gradgradcheck``).
+    """
+    base = _outputs_tuple(func(*inputs))
+    jac = [[np.zeros((o.numel(), inputs[j].numel())) for j in diff_idx] for o in base]
+    for col, j in enumerate(diff_idx):
+        x = inputs[j]._data
+        if not x.flags.writeable or not x.flags.c_contiguous:
+            raise ValueError(f"gradcheck(): input {j} must be a writable, contiguous "
+                             f"tensor (clone() it)")
+        flat = x.reshape(-1)
+        for e in range(flat.size):
+            orig = flat[e]
+            try:
                 flat[e] = orig + eps
                 plus = [o._data.astype(np.float64).ravel() for o in
                         _outputs_tuple(func(*inputs))]
                 flat[e] = orig - eps
                 minus = [o._data.astype(np.float64).ravel() for o in
                          _outputs_tuple(func(*inputs))]
+            finally:
                 flat[e] = orig
-                for k in range(len(base)):
-                    jac[k][col][:, e] = (plus[k] - minus[k]) / (2 * eps)
+            for k in range(len(base)):
+                jac[k][col][:, e] = (plus[k] - minus[k]) / (2 * eps)
     return base, jac
 
 
