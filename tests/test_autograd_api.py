@@ -1017,3 +1017,17 @@ def test_gradients_from_broadcast_views_are_writable():
     (g,) = tp.autograd.grad((x * 2).sum(), x)
     g.add_(1)
     np.testing.assert_array_equal(g.numpy(), np.full(3, 3.0))
+
+
+@pytest.mark.parametrize("mode", ["forward", "reversed"])
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_jvp_of_a_function_that_calls_grad(mode, create_graph):
+    # forward-over-reverse: the JVP of x -> tanh'(x) is tanh''(x) v
+    xs = np.array([0.3, -0.5, 1.0])
+    vs = np.array([1.0, 2.0, -1.0])
+    f = lambda x: tp.autograd.grad(x.tanh().sum(), x, create_graph=True)[0]  # noqa: E731
+    _, jv = functional.jvp(f, tp.tensor(xs, dtype=tp.float64), tp.tensor(vs, dtype=tp.float64),
+                           mode=mode, create_graph=create_graph)
+    t = np.tanh(xs)
+    np.testing.assert_allclose(jv.numpy() if not create_graph else jv.detach().numpy(),
+                               -2 * t * (1 - t * t) * vs, rtol=1e-12)

@@ -122,13 +122,19 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False, mode="reversed")
 
 
 def _jvp_forward(func, inputs, v, create_graph):
-    # Grad mode stays as the caller set it: func may itself call autograd.grad
-    # (forward-over-reverse, e.g. Hessian-vector products).  Inputs are detached
-    # unless create_graph, so no reverse graph is recorded through them.
-    with fw.dual_level():
-        duals = tuple(fw.make_dual(inp if create_graph else inp.detach(),
-                                   vi if create_graph else vi.detach())
-                      for inp, vi in zip(inputs, v))
+    # The dual inputs require grad, as the inputs of mode="reversed" (and of
+    # torch.autograd.functional) do, so that func may call autograd.grad on them
+    # (forward-over-reverse: Hessian-vector products).  That costs a graph node per
+    # op; the graph is dropped with the detached results.  With create_graph the
+    # inputs keep their history, so the results are differentiable.
+    with enable_grad(), fw.dual_level():
+        if create_graph:
+            prepared = [i.view_as(i) if i._requires_grad else i.detach().requires_grad_()
+                        for i in inputs]
+        else:
+            prepared = [i.detach().requires_grad_() for i in inputs]
+            v = [vi.detach() for vi in v]
+        duals = tuple(fw.make_dual(inp, vi) for inp, vi in zip(prepared, v))
         raw = func(*duals)
         is_outputs_tuple, outputs = _as_tuple(raw, "outputs", "jvp")
         unpacked = [fw.unpack_dual(o) for o in outputs]
