@@ -17,6 +17,10 @@ class _Config:
 
 
 CONFIG = _Config()
+# An upper bound for set_num_threads: libgomp aborts the process when thread
+# creation fails (seen at 60000), and oversubscription beyond this only slows
+# the kernels down.
+MAX_THREADS = 1024
 
 
 def set_num_threads(n):
@@ -25,13 +29,18 @@ def set_num_threads(n):
     Kernels still run serially on arrays too small to pay for a second thread.
 
     Args:
-        n (int): at least 1.  Ignored (with no error) when built without OpenMP.
+        n (int): from 1 to 1024.  Ignored (with no error) when built without OpenMP.
 
     Raises:
-        ValueError: when ``n`` is not a positive integer.
+        ValueError: when ``n`` is not an integer in [1, 1024].
     """
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
         raise ValueError(f"set_num_threads(): expected a positive integer, got {n!r}")
+    if n > MAX_THREADS:
+        raise ValueError(f"set_num_threads(): {n} threads is more than the {MAX_THREADS} "
+                         f"allowed (this machine has {_openmp_helpers.omp_num_procs()} "
+                         f"processors; the OpenMP runtime fails or crashes when it cannot "
+                         f"create that many threads)")
     CONFIG.num_threads = int(n)
 
 

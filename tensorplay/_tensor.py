@@ -44,7 +44,7 @@ class Tensor:
         grad (Tensor or None): gradient accumulated by ``backward()`` (leaves).
         grad_fn (Node or None): the node that made this tensor; None for leaves.
     """
-    __slots__ = ("_data", "_requires_grad", "grad", "grad_fn", "_version", "_tangent",
+    __slots__ = ("_data", "_requires_grad", "_grad", "grad_fn", "_version", "_tangent",
                  "_tangent_level", "__weakref__")
     # ``ndarray op Tensor`` defers to the Tensor's reflected operator.
     __array_ufunc__ = None
@@ -54,7 +54,7 @@ class Tensor:
         t = tensor(data, dtype=dtype, requires_grad=requires_grad)
         self._data = t._data
         self._requires_grad = t._requires_grad
-        self.grad = None
+        self._grad = None
         self.grad_fn = None
         self._version = [0]
         self._tangent = None
@@ -66,7 +66,7 @@ class Tensor:
         t = _new(Tensor)
         t._data = arr
         t._requires_grad = False
-        t.grad = None
+        t._grad = None
         t.grad_fn = None
         t._version = [0]
         t._tangent = None
@@ -98,6 +98,35 @@ class Tensor:
     def is_leaf(self):
         """True when the tensor was not made by a recorded op (``grad_fn is None``)."""
         return self.grad_fn is None
+
+    @property
+    def grad(self):
+        """The gradient accumulated by ``backward()`` (None until then).
+
+        ``backward()`` adds into it in place (so references to it stay current);
+        with ``create_graph=True`` it is replaced by a differentiable sum instead.
+        Assigning checks shape and dtype, as PyTorch does.
+
+        Raises:
+            TypeError: assigning something other than a Tensor or None.
+            RuntimeError: assigning a tensor of another shape or dtype.
+        """
+        return self._grad
+
+    @grad.setter
+    def grad(self, value):
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(f"assigned grad expected to be a Tensor or None but got "
+                                f"grad of type {type(value).__name__}")
+            if value._data.shape != self._data.shape:
+                raise RuntimeError(f"assigned grad has data of a different size: "
+                                   f"{list(value._data.shape)} vs the tensor's "
+                                   f"{list(self._data.shape)}")
+            if value._data.dtype != self._data.dtype:
+                raise RuntimeError(f"assigned grad has data of a different type: "
+                                   f"{value.dtype} vs the tensor's {self.dtype}")
+        self._grad = value
 
     @property
     def requires_grad(self):
@@ -326,12 +355,12 @@ class Tensor:
         if self.grad_fn is not None:
             raise RuntimeError("Can't pickle a non-leaf Tensor (it has a grad_fn); "
                                "detach() it first.")
-        return {"data": self._data, "requires_grad": self._requires_grad, "grad": self.grad}
+        return {"data": self._data, "requires_grad": self._requires_grad, "grad": self._grad}
 
     def __setstate__(self, state):
         self._data = state["data"]
         self._requires_grad = state["requires_grad"]
-        self.grad = state["grad"]
+        self._grad = state["grad"]
         self.grad_fn = None
         self._version = [0]
         self._tangent = None
@@ -348,8 +377,11 @@ class Tensor:
                  inputs=inputs)
 
     # ------------------------------------------------------------ in-place
-    def _inplace(self, name, value):
-        """Write ``value`` (an ndarray of the broadcast result) into self, atomically."""
+    # In-place ops run outside the autograd graph (under no_grad, or on tensors
+    # that do not require grad): they compute the whole result first and write it
+    # last, so a failing op leaves the tensor unchanged, and they bump the version
+    # counter shared with views.
+    def _check_writable(self, name):
         if STATE.grad_enabled and self._requires_grad:
             if self.grad_fn is None:
                 raise RuntimeError(
@@ -361,6 +393,38 @@ class Tensor:
         if self._tangent is not None and self._tangent_level == STATE.fw_level:
             raise RuntimeError(f"{name}(): in-place operations on dual tensors are not "
                                f"supported; use the out-of-place form.")
+        if not self._data.flags.writeable:
+            raise RuntimeError(
+                f"{name}(): the tensor is a read-only view (e.g. made by expand()); "
+                f"clone() it before writing to it.")
+
+    def _source(self, name, value):
+        """The ndarray to write for ``value``: a Tensor (not in the graph, not dual),
+        a number (range-checked for integer tensors, as PyTorch) or array-like."""
+        if isinstance(value, Tensor):
+            if STATE.grad_enabled and value._requires_grad:
+                raise RuntimeError(f"{name}(): the source requires grad, and in-place "
+                                   f"writes are not differentiable here; detach() it first.")
+            if value._tangent is not None and value._tangent_level == STATE.fw_level:
+                raise RuntimeError(f"{name}(): the source is a dual tensor, and in-place "
+                                   f"writes do not carry tangents; use out-of-place ops.")
+            return value._data
+        if isinstance(value, (builtins.bool, int, float, np.bool_, np.integer, np.floating)):
+            return _checked_scalar(value, self._data.dtype, name)
+        if isinstance(value, (list, tuple, np.ndarray)):
+            try:
+                arr = np.asarray(value)
+            except ValueError as e:
+                raise ValueError(f"{name}(): could not build an array from the value: {e}") \
+                    from None
+            if arr.dtype.kind not in "biuf":
+                raise TypeError(f"{name}(): expected numbers, got an array of {arr.dtype}")
+            return arr
+        raise TypeError(f"{name}(): expected a Tensor or a number, got {type(value).__name__}")
+
+    def _write(self, name, value):
+        """Write ``value`` (an ndarray broadcastable to self) into self, atomically."""
+        self._check_writable(name)
         value = np.asarray(value)
         if value.shape != self._data.shape:
             try:
@@ -375,21 +439,17 @@ class Tensor:
             raise RuntimeError(
                 f"{name}(): result type {from_numpy_dtype(value.dtype)} can't be cast to "
                 f"the desired output type {self.dtype}")
-        if not self._data.flags.writeable:
-            raise RuntimeError(
-                f"{name}(): the tensor is a read-only view (e.g. made by expand()); "
-                f"clone() it before writing to it.")
         np.copyto(self._data, value, casting="same_kind")
         self._version[0] += 1
         return self
 
     def _inplace_binary(self, name, fn, other):
-        if isinstance(other, Tensor) and STATE.grad_enabled and other._requires_grad:
-            raise RuntimeError(f"{name}(): in-place operations with an operand that "
-                               f"requires grad are not supported; use the out-of-place form.")
+        self._check_writable(name)
+        if isinstance(other, Tensor):
+            self._source(name, other)          # the same checks as for a source
         with _no_grad_ctx():
             result = fn(self.detach(), other)
-        return self._inplace(name, result._data)
+        return self._write(name, result._data)
 
     def add_(self, other, *, alpha=1):
         """In place: ``self += alpha * other`` (broadcast to self's shape)."""
@@ -413,19 +473,26 @@ class Tensor:
 
     def zero_(self):
         """In place: fill with zeros."""
-        return self._inplace("zero_", np.zeros((), self._data.dtype))
+        return self._write("zero_", np.zeros((), self._data.dtype))
 
     def fill_(self, value):
-        """In place: fill with ``value``."""
-        return self._inplace("fill_", np.asarray(value, dtype=self._data.dtype))
+        """In place: fill with the number ``value`` (or a one-element tensor).
+
+        Raises:
+            TypeError: a value that is not a number.
+            RuntimeError: a value an integer tensor cannot hold (overflow, nan, inf).
+        """
+        if isinstance(value, Tensor) and value._data.size != 1:
+            raise RuntimeError(f"fill_(): only supports 0-dimension value tensor but got "
+                               f"tensor with {value._data.ndim} dimensions")
+        self._check_writable("fill_")
+        return self._write("fill_", self._source("fill_", value))
 
     def copy_(self, src):
-        """In place: copy ``src`` (broadcast to self's shape) into self."""
-        src_data = src._data if isinstance(src, Tensor) else np.asarray(src)
-        if isinstance(src, Tensor) and STATE.grad_enabled and src._requires_grad:
-            raise RuntimeError("copy_(): copying from a tensor that requires grad is not "
-                               "differentiable here; detach() it first.")
-        return self._inplace("copy_", src_data.astype(self._data.dtype, copy=False))
+        """In place: copy ``src`` (broadcast to self's shape, cast to self's dtype)."""
+        self._check_writable("copy_")
+        return self._write("copy_", np.asarray(self._source("copy_", src))
+                           .astype(self._data.dtype, copy=False))
 
     __iadd__ = add_
     __isub__ = sub_
@@ -433,18 +500,37 @@ class Tensor:
     __itruediv__ = div_
 
     def __setitem__(self, key, value):
+        """``self[key] = value`` for basic indices (ints, slices, None, Ellipsis)."""
         key = _F.check_index(key, self._data.shape, "__setitem__")
-        target = self._data[key]
-        val = value._data if isinstance(value, Tensor) else np.asarray(value)
-        if isinstance(value, Tensor) and STATE.grad_enabled and value._requires_grad:
-            raise RuntimeError("__setitem__(): assigning a tensor that requires grad is not "
-                               "differentiable here; detach() it first.")
-        if np.broadcast_shapes(val.shape, target.shape) != target.shape:
-            raise RuntimeError(f"__setitem__(): shape {list(val.shape)} doesn't match the "
-                               f"indexed shape {list(target.shape)}")
+        self._check_writable("__setitem__")
+        val = self._source("__setitem__", value)
+        target_shape = self._data[key].shape
+        try:
+            ok = np.broadcast_shapes(np.shape(val), target_shape) == target_shape
+        except ValueError:
+            ok = False
+        if not ok:
+            raise RuntimeError(f"__setitem__(): shape {list(np.shape(val))} doesn't match the "
+                               f"indexed shape {list(target_shape)}")
+        if not np.can_cast(np.asarray(val).dtype, self._data.dtype, casting="same_kind"):
+            raise RuntimeError(f"__setitem__(): value of type {np.asarray(val).dtype} can't "
+                               f"be cast to the tensor's dtype {self.dtype}")
         new = self._data.copy()
         new[key] = val
-        self._inplace("__setitem__", new)
+        self._write("__setitem__", new)
+
+
+def _checked_scalar(value, np_dtype, name):
+    """``value`` as a 0-d array of ``np_dtype``; integer targets reject nan, inf and
+    out-of-range values (PyTorch: "value cannot be converted ... without overflow")."""
+    kind = np_dtype.kind
+    if kind in "iu" and not isinstance(value, (builtins.bool, np.bool_)):
+        info = np.iinfo(np_dtype)
+        bad = (not np.isfinite(value)) if isinstance(value, (float, np.floating)) else False
+        if bad or not info.min <= value <= info.max:
+            raise RuntimeError(f"{name}(): value {value} cannot be converted to type "
+                               f"{from_numpy_dtype(np_dtype)} without overflow")
+    return np.array(value).astype(np_dtype)
 
 
 def _no_grad_ctx():

@@ -1031,3 +1031,73 @@ def test_jvp_of_a_function_that_calls_grad(mode, create_graph):
     t = np.tanh(xs)
     np.testing.assert_allclose(jv.numpy() if not create_graph else jv.detach().numpy(),
                                -2 * t * (1 - t * t) * vs, rtol=1e-12)
+
+
+def test_backward_accumulates_into_grad_in_place_and_privately():
+    a = tp.ones(3, requires_grad=True)
+    b = tp.ones(3, requires_grad=True)
+    (a + b).sum().backward()             # add's VJP hands the same g to a and b
+    g_a = a.grad
+    (a + b).sum().backward()
+    assert a.grad is g_a                 # accumulated in place (an optimiser's reference)
+    np.testing.assert_array_equal(a.grad.numpy(), np.full(3, 2.0))
+    np.testing.assert_array_equal(b.grad.numpy(), np.full(3, 2.0))   # not shared with a
+    v = tp.ones(3)
+    x = tp.zeros(3, requires_grad=True)
+    x.backward(v)
+    x.backward(v)
+    np.testing.assert_array_equal(v.numpy(), np.ones(3))             # caller's tensor intact
+
+
+@pytest.mark.parametrize("bad,exc", [(5, TypeError), ("g", TypeError)])
+def test_grad_setter_rejects_non_tensors(bad, exc):
+    x = tp.ones(3, requires_grad=True)
+    with pytest.raises(exc, match="assigned grad"):
+        x.grad = bad
+
+
+def test_grad_setter_checks_shape_and_dtype():
+    x = tp.ones(3, requires_grad=True)
+    with pytest.raises(RuntimeError, match="different size"):
+        x.grad = tp.ones(1)
+    with pytest.raises(RuntimeError, match="different type"):
+        x.grad = tp.ones(3, dtype=tp.float64)
+    x.grad = tp.full((3,), 2.0)
+    x.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), np.full(3, 3.0))
+    x.grad = None
+    assert x.grad is None
+
+
+@pytest.mark.parametrize("n", [1025, 60000, 2 ** 31])
+def test_set_num_threads_rejects_absurd_counts(n):
+    before = tp.get_num_threads()
+    with pytest.raises(ValueError, match="set_num_threads"):
+        tp.set_num_threads(n)
+    assert tp.get_num_threads() == before
+
+
+def test_inplace_writes_check_integer_range_and_types():
+    t = tp.zeros(3, dtype=tp.int32)
+    with pytest.raises(RuntimeError, match="overflow"):
+        t[0] = 2 ** 40
+    with pytest.raises(RuntimeError, match="overflow"):
+        tp.zeros(3, dtype=tp.int64).fill_(float("nan"))
+    with pytest.raises(TypeError):
+        tp.zeros(3).fill_(None)
+    with pytest.raises(TypeError):
+        tp.zeros(3)[0] = "a"
+    with pytest.raises(RuntimeError, match="__setitem__"):
+        tp.zeros(2, 3)[0] = tp.tensor([1.0, 2.0])
+    np.testing.assert_array_equal(t.numpy(), np.zeros(3))
+
+
+def test_inplace_write_of_a_dual_source_raises_instead_of_dropping_the_tangent():
+    with forward_ad.dual_level():
+        d = forward_ad.make_dual(tp.ones(3), tp.ones(3))
+        y = tp.zeros(3)
+        for write in (lambda: y.copy_(d), lambda: y.add_(d),
+                      lambda: y.__setitem__(0, d[1])):
+            with pytest.raises(RuntimeError, match="dual"):
+                write()
+        np.testing.assert_array_equal(y.numpy(), np.zeros(3))

@@ -23,7 +23,12 @@ def as_tensor_arg(x, op, arg="input"):
     return x
 
 
-def _scalar_tensor(value, d):
+def _scalar_tensor(value, d, op="op"):
+    if d.numpy.kind in "iu" and isinstance(value, int) and not isinstance(value, bool):
+        info = np.iinfo(d.numpy)
+        if not info.min <= value <= info.max:
+            raise RuntimeError(f"{op}(): value {value} cannot be converted to type {d} "
+                               f"without overflow")
     return Tensor._wrap(np.array(value, dtype=d.numpy))
 
 
@@ -56,12 +61,12 @@ def promote(a, b, op, float_result=False):
         if a._data.dtype != np_d:
             a = a.to(d)
     else:
-        a = _scalar_tensor(a, d)
+        a = _scalar_tensor(a, d, op)
     if isinstance(b, Tensor):
         if b._data.dtype != np_d:
             b = b.to(d)
     else:
-        b = _scalar_tensor(b, d)
+        b = _scalar_tensor(b, d, op)
     return a, b
 
 

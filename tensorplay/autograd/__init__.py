@@ -4,6 +4,8 @@
 Semantics follow ``torch.autograd``.  The engine is ``autograd/graph.py``; the
 per-primitive rules live in the registry (``tensorplay/_ops``).
 """
+import numpy as np
+
 from tensorplay.autograd.grad_mode import (enable_grad, is_grad_enabled, no_grad,
                                            set_grad_enabled)
 from tensorplay.autograd.graph import Node, run_backward
@@ -225,7 +227,25 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
         g = _own_storage(g)
         if not create_graph:
             g = g.detach()
-        t.grad = g if t.grad is None else t.grad + g
+        _accumulate_grad(t, g, create_graph)
+
+
+def _accumulate_grad(t, g, create_graph):
+    """``t.grad += g`` as PyTorch's AccumulateGrad: in place when the graph is not
+    kept (references to ``t.grad``, e.g. an optimiser's, stay current), a new
+    differentiable sum when it is."""
+    if g._data.dtype != t._data.dtype:
+        g = g.to(t.dtype)
+    old = t._grad
+    if old is None:
+        # a private copy: g may share storage with another leaf's gradient (add's
+        # VJP passes g through to both inputs) or with the caller's grad_tensors
+        t._grad = g if create_graph else g.detach().clone()
+    elif create_graph or old._requires_grad or not old._data.flags.writeable:
+        t._grad = old + g
+    else:
+        np.add(old._data, g._data, out=old._data)
+        old._version[0] += 1
 
 
 def _own_storage(g):
