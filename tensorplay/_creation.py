@@ -5,6 +5,7 @@ Random tensors come from one process-wide ``numpy.random.Generator``;
 run (not the same numbers as PyTorch's generator).
 """
 import builtins
+import math
 import operator
 
 import numpy as np
@@ -18,6 +19,7 @@ __all__ = ["tensor", "as_tensor", "from_numpy", "zeros", "ones", "full", "empty"
            "randint_like", "manual_seed", "initial_seed"]
 
 _rng = [np.random.default_rng(), None]
+_MAX_NUMEL = 2 ** 62       # numpy's own limit is about this; beyond, refuse clearly
 
 
 def manual_seed(seed):
@@ -86,9 +88,16 @@ def _to_array(data, dtype, op, copy):
         d = _dtype.as_dtype(dtype, op) if dtype is not None else \
             _dtype.from_numpy_dtype(arr.dtype, op)
     else:
-        d = _dtype.as_dtype(dtype, op) if dtype is not None else _infer_dtype(data, op)
+        if dtype is not None:
+            d = _dtype.as_dtype(dtype, op)
+        elif isinstance(data, np.generic):      # a numpy scalar keeps its dtype
+            d = _dtype.from_numpy_dtype(data.dtype, op)
+        else:
+            d = _infer_dtype(data, op)
         try:
             arr = np.array(data, dtype=d.numpy)
+        except OverflowError:
+            raise RuntimeError(f"{op}(): a value in the data does not fit in {d}") from None
         except (ValueError, TypeError) as e:
             raise ValueError(f"{op}(): could not build a tensor from the data: {e}") from None
         return arr
@@ -189,11 +198,20 @@ def arange(start, end=None, step=1, *, dtype=None, requires_grad=False):
     """
     if end is None:
         start, end = 0, start
+    for name, v in (("start", start), ("end", end), ("step", step)):
+        if not isinstance(v, (int, float, np.integer, np.floating)) or isinstance(v, builtins.bool):
+            raise TypeError(f"arange(): {name} must be a real number, got {type(v).__name__}")
+        if not np.isfinite(v):
+            raise RuntimeError(f"arange(): {name} must be finite, got {v}")
     if step == 0:
         raise RuntimeError("arange(): step must be nonzero")
     if (end - start) * step < 0:
-        raise RuntimeError(f"arange(): upper bound and larger bound inconsistent with step "
-                           f"sign (start={start}, end={end}, step={step})")
+        raise RuntimeError(f"arange(): the sign of step cannot reach end from start "
+                           f"(start={start}, end={end}, step={step})")
+    n = math.ceil((end - start) / step)
+    if n > _MAX_NUMEL:
+        raise RuntimeError(f"arange(): {n} elements is too many (start={start}, end={end}, "
+                           f"step={step})")
     if dtype is None:
         all_int = all(isinstance(v, (int, np.integer)) and not isinstance(v, builtins.bool)
                       for v in (start, end, step))

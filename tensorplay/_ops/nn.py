@@ -100,7 +100,7 @@ def _nll_mean(logp, target):
 def _check_target(logp, target, op):
     as_tensor_arg(target, op, "target")
     if target._data.dtype.kind not in "iu":
-        raise TypeError(f"{op}(): expected target of integer class indices (int64), got "
+        raise RuntimeError(f"{op}(): expected target of integer class indices (int64), got "
                         f"{target.dtype}; probability targets are not supported")
     n, c = logp._data.shape
     if target._data.shape != (n,):
@@ -125,9 +125,9 @@ def nll_loss(input, target, reduction="mean"):
         0-d Tensor.  With N = 0 and ``'mean'`` the result is nan (as PyTorch).
 
     Raises:
-        TypeError: non-integer target.  ValueError: shape mismatch or unknown
-        reduction.  IndexError: a target outside ``[0, C)``.
-        RuntimeError: input not 2-D floating.
+        RuntimeError: non-integer target (as PyTorch) or input not 2-D floating.
+        ValueError: shape mismatch or unknown reduction.  IndexError: a target
+        outside ``[0, C)``.
     """
     as_tensor_arg(input, "nll_loss")
     if input.ndim != 2 or input._data.dtype.kind != "f":

@@ -266,14 +266,16 @@ def check_index(key, shape, op="__getitem__"):
             out.append(k)
             dim += 1
             continue
-        if isinstance(k, (bool, np.bool_)) or isinstance(k, Tensor):
+        if isinstance(k, (bool, np.bool_, list, np.ndarray, Tensor)):
             raise TypeError(f"{op}: only integers, slices, None and Ellipsis are supported "
-                            f"as indices, got {type(k).__name__}")
+                            f"as indices, got {type(k).__name__} (tensor, list and bool "
+                            f"indexing are not implemented yet)")
         try:
             i = operator.index(k)
         except TypeError:
-            raise TypeError(f"{op}: only integers, slices, None and Ellipsis are supported "
-                            f"as indices, got {type(k).__name__}") from None
+            # PyTorch: IndexError for floats and other non-index objects
+            raise IndexError(f"{op}: only integers, slices, None and Ellipsis are valid "
+                             f"indices, got {type(k).__name__}") from None
         size = shape[dim]
         if not -size <= i < size:
             raise IndexError(f"{op}: index {i} is out of bounds for dimension {dim} "
@@ -306,8 +308,9 @@ def getitem(input, key):
     """``input[key]`` for ints, slices (positive steps), None and Ellipsis: a view.
 
     Raises:
-        TypeError: other index types (tensors, lists, bools).
-        IndexError: an index out of range or too many indices.
+        TypeError: tensor, list and bool indices (not implemented yet).
+        IndexError: an index out of range, too many indices, or a non-index
+            object such as a float.
         ValueError: a slice step that is not positive (PyTorch has no negative steps).
     """
     key = check_index(key, input._data.shape)

@@ -101,8 +101,8 @@ def make_dual(tensor, tangent, *, level=None):
         tangent (Tensor): same shape; cast to the primal's dtype.
 
     Raises:
-        RuntimeError: outside a dual level, or a tangent whose shape differs from
-            the primal's.
+        RuntimeError: outside a dual level, a tensor that is already dual at the
+            level, or a tangent whose shape differs from the primal's.
         ValueError: a non-floating tensor or tangent (as PyTorch).
     """
     from tensorplay._tensor import Tensor
@@ -113,6 +113,9 @@ def make_dual(tensor, tangent, *, level=None):
                             f"{type(t).__name__}")
         if t._data.dtype.kind != "f":
             raise ValueError(f"make_dual(): expected a floating point {name}, got {t.dtype}")
+    if tensor._tangent is not None and tensor._tangent_level == lvl:
+        raise RuntimeError("make_dual(): the tensor is already a dual tensor at this level; "
+                           "use unpack_dual(tensor).primal to get its primal first")
     if tangent._data.shape != tensor._data.shape:
         raise RuntimeError(f"make_dual(): trying to set a forward gradient that has a "
                            f"different size ({list(tangent.shape)}) than that of the "
