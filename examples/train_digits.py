@@ -20,6 +20,7 @@ What it does:
 """
 import argparse
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -153,7 +154,8 @@ def main(argv=None):
     p.add_argument("--batch-size", type=int, default=64)
     p.add_argument("--lr", type=float, default=3e-3)
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--out", default="examples/digits_loss.png", help="loss-curve PNG path")
+    p.add_argument("--out", default=str(Path(__file__).resolve().parent / "digits_loss.png"),
+                   help="loss-curve PNG path (default: digits_loss.png beside this script)")
     args = p.parse_args(argv)
     if args.epochs < 1 or args.batch_size < 1:
         p.error("--epochs and --batch-size must be positive")
