@@ -17,7 +17,7 @@ import numpy as np
 import tensorplay as tp
 from tensorplay._ops.shape import check_index, getitem_backward
 from tensorplay._ops.elementwise import relu_backward, sigmoid_backward, tanh_backward
-from tensorplay._ops.nn import nll_loss_backward
+from tensorplay._ops.nn import log_softmax_backward, nll_loss_backward
 
 
 @dataclass
@@ -258,6 +258,15 @@ SPECS = [
                          ("middle", [(_normal, (2, 3, 4))], {"dim": 1}),
                          ("1d", [(_normal, (6,))], {"dim": 0}),
                          ("noncontig", [(_normal, (3, 4))], {"dim": -1}))),
+    OpSpec("log_softmax_backward", lambda g, y, dim: log_softmax_backward(g, y, dim),
+           lambda g, y, dim: g - np.exp(y) * np.sum(g, axis=dim, keepdims=True),
+           fixed_samples(("last", [(_normal, (3, 5)), (_uniform(-3, 0), (3, 5))], {"dim": 1}),
+                         ("first", [(_normal, (3, 5)), (_uniform(-3, 0), (3, 5))], {"dim": 0}),
+                         ("middle", [(_normal, (2, 3, 4)), (_uniform(-3, 0), (2, 3, 4))],
+                          {"dim": 1}),
+                         ("0d", [(_normal, ()), (_uniform(-3, 0), ())], {"dim": 0}),
+                         ("noncontig", [(_normal, (3, 4)), (_uniform(-3, 0), (3, 4))],
+                          {"dim": -1}))),
     OpSpec("nll_loss", lambda logp, target: tp.nn.functional.nll_loss(logp, target), _nll,
            fixed_samples(("5x3", [(_normal, (5, 3))], {"target": TARGET}),
                          ("noncontig", [(_normal, (5, 3))], {"target": TARGET}))),

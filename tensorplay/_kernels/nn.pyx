@@ -5,7 +5,8 @@
 #    out = (x - m) - log s.  B == 1 is the fast path (rows contiguous); for B > 1
 #    the same three passes run over blocks of BB columns, vectorised over b.
 #    prange over rows (or (row, b-block) tasks) from THRESH elements on.  A single
-#    huge row runs on one thread.
+#    huge row runs on one thread.  log_softmax_vjp (out = g - exp(y) sum_r g) runs
+#    through the same dispatcher.
 #    Edge cases follow the formula as numpy evaluates it: a row of all -inf gives
 #    x - m = -inf - (-inf) = nan, so the row is nan; a row holding +inf or nan is
 #    nan as well.  R == 0: nothing to write.
@@ -75,8 +76,41 @@ cdef void _lsm_cols(const floating* x, floating* out, Py_ssize_t R, Py_ssize_t B
             orow[j] = (xr[j] - mx[j]) - log_s[j]
 
 
-cdef void _log_softmax(const floating* x, floating* out, Py_ssize_t A, Py_ssize_t R,
-                       Py_ssize_t B, int n_threads) noexcept nogil:
+cdef void _lsmb_row(const floating* g, const floating* y, floating* out,
+                    Py_ssize_t R) noexcept nogil:
+    """out[r] := g[r] - exp(y[r]) * sum_r g[r]   (the VJP of log_softmax, y its output)."""
+    cdef Py_ssize_t r
+    cdef floating s = <floating>_sum_contig(g, R)
+    for r in range(R):
+        out[r] = g[r] - _exp_fwd(y[r]) * s
+
+
+cdef void _lsmb_cols(const floating* g, const floating* y, floating* out, Py_ssize_t R,
+                     Py_ssize_t B, Py_ssize_t nbb, Py_ssize_t task) noexcept nogil:
+    """Task (a, b-block) of the B > 1 path of _lsmb_row, vectorised over b."""
+    cdef floating sf[BB]
+    cdef double s[BB]
+    cdef Py_ssize_t a = task // nbb, b0 = (task % nbb) * BB, nb = min(BB, B - b0)
+    cdef Py_ssize_t r, j, off
+    for j in range(nb):
+        s[j] = 0
+    for r in range(R):
+        off = (a * R + r) * B + b0
+        for j in range(nb):
+            s[j] += g[off + j]
+    for j in range(nb):
+        sf[j] = <floating>s[j]
+    for r in range(R):
+        off = (a * R + r) * B + b0
+        for j in range(nb):
+            out[off + j] = g[off + j] - _exp_fwd(y[off + j]) * sf[j]
+
+
+cdef void _lsm_dispatch(bint vjp, const floating* x, const floating* y, floating* out,
+                        Py_ssize_t A, Py_ssize_t R, Py_ssize_t B,
+                        int n_threads) noexcept nogil:
+    """Run the forward (vjp=0: x -> out) or the VJP (vjp=1: g=x, y -> out) over
+    (A, R, B): rows in parallel when B == 1, else (row, b-block) tasks."""
     cdef Py_ssize_t a, task, nbb
     cdef int nt = n_threads if A * R * B >= THRESH else 1
     if B == 1:
@@ -84,20 +118,46 @@ cdef void _log_softmax(const floating* x, floating* out, Py_ssize_t A, Py_ssize_
             nt = <int>A
         if nt > 1:
             for a in prange(A, schedule='static', num_threads=nt):
-                _lsm_row(x + a * R, out + a * R, R)
+                if vjp:
+                    _lsmb_row(x + a * R, y + a * R, out + a * R, R)
+                else:
+                    _lsm_row(x + a * R, out + a * R, R)
         else:
             for a in range(A):
-                _lsm_row(x + a * R, out + a * R, R)
+                if vjp:
+                    _lsmb_row(x + a * R, y + a * R, out + a * R, R)
+                else:
+                    _lsm_row(x + a * R, out + a * R, R)
     else:
         nbb = (B + BB - 1) // BB
         if nt > A * nbb:
             nt = <int>(A * nbb)
         if nt > 1:
             for task in prange(A * nbb, schedule='static', num_threads=nt):
-                _lsm_cols(x, out, R, B, nbb, task)
+                if vjp:
+                    _lsmb_cols(x, y, out, R, B, nbb, task)
+                else:
+                    _lsm_cols(x, out, R, B, nbb, task)
         else:
             for task in range(A * nbb):
-                _lsm_cols(x, out, R, B, nbb, task)
+                if vjp:
+                    _lsmb_cols(x, y, out, R, B, nbb, task)
+                else:
+                    _lsm_cols(x, out, R, B, nbb, task)
+
+
+cdef _check_lsm(str op, arrays):
+    cdef int t = cnp.PyArray_TYPE(arrays[0])
+    for a in arrays:
+        if (t != cnp.NPY_FLOAT and t != cnp.NPY_DOUBLE) or cnp.PyArray_TYPE(a) != t:
+            raise TypeError(f"{op}: all arrays must share dtype float32/float64, got "
+                            f"{[str(b.dtype) for b in arrays]}")
+        if not cnp.PyArray_IS_C_CONTIGUOUS(a) or \
+                cnp.PyArray_SIZE(a) != cnp.PyArray_SIZE(arrays[0]):
+            raise ValueError(f"{op}: arrays must be C-contiguous and of one size")
+    if cnp.PyArray_NDIM(arrays[0]) != 3:
+        raise ValueError(f"{op}: the first array must be 3-D (A, R, B)")
+    return t
 
 
 def log_softmax_fwd(cnp.ndarray x not None, cnp.ndarray out not None, int n_threads):
@@ -107,29 +167,44 @@ def log_softmax_fwd(cnp.ndarray x not None, cnp.ndarray out not None, int n_thre
     out : C-contiguous array of the same shape and dtype (OUT)
     n_threads : int >= 1, used only from 16384 elements on
     """
-    cdef int t = cnp.PyArray_TYPE(x)
-    cdef Py_ssize_t A, R, B
-    if (t != cnp.NPY_FLOAT and t != cnp.NPY_DOUBLE) or cnp.PyArray_TYPE(out) != t:
-        raise TypeError(f"log_softmax_fwd: x and out must share dtype float32/float64, "
-                        f"got {x.dtype} and {out.dtype}")
-    if cnp.PyArray_NDIM(x) != 3 or not cnp.PyArray_IS_C_CONTIGUOUS(x) or \
-            not cnp.PyArray_IS_C_CONTIGUOUS(out) or \
-            cnp.PyArray_SIZE(out) != cnp.PyArray_SIZE(x):
-        raise ValueError("log_softmax_fwd: x must be C-contiguous 3-D (A, R, B) and "
-                         "out C-contiguous of the same shape")
-    A = x.shape[0]
-    R = x.shape[1]
-    B = x.shape[2]
+    cdef int t = _check_lsm("log_softmax_fwd", (x, out))
+    cdef Py_ssize_t A = x.shape[0], R = x.shape[1], B = x.shape[2]
     if A * R * B == 0:
         return
     if t == cnp.NPY_FLOAT:
         with nogil:
-            _log_softmax(<const float*>cnp.PyArray_DATA(x), <float*>cnp.PyArray_DATA(out),
-                         A, R, B, n_threads)
+            _lsm_dispatch(0, <const float*>cnp.PyArray_DATA(x), NULL,
+                          <float*>cnp.PyArray_DATA(out), A, R, B, n_threads)
     else:
         with nogil:
-            _log_softmax(<const double*>cnp.PyArray_DATA(x),
-                         <double*>cnp.PyArray_DATA(out), A, R, B, n_threads)
+            _lsm_dispatch(0, <const double*>cnp.PyArray_DATA(x), NULL,
+                          <double*>cnp.PyArray_DATA(out), A, R, B, n_threads)
+
+
+def log_softmax_vjp(cnp.ndarray g not None, cnp.ndarray y not None,
+                    cnp.ndarray out not None, int n_threads):
+    """out := g - exp(y) * sum_r g, over axis 1 of (A, R, B): the VJP of log_softmax
+    with output y, in one pass (the composition takes four).
+
+    g : C-contiguous float32/float64 array of shape (A, R, B), the cotangent (IN)
+    y : C-contiguous, same shape and dtype, log_softmax's output (IN)
+    out : C-contiguous, same shape and dtype (OUT)
+    n_threads : int >= 1, used only from 16384 elements on
+    """
+    cdef int t = _check_lsm("log_softmax_vjp", (g, y, out))
+    cdef Py_ssize_t A = g.shape[0], R = g.shape[1], B = g.shape[2]
+    if A * R * B == 0:
+        return
+    if t == cnp.NPY_FLOAT:
+        with nogil:
+            _lsm_dispatch(1, <const float*>cnp.PyArray_DATA(g),
+                          <const float*>cnp.PyArray_DATA(y),
+                          <float*>cnp.PyArray_DATA(out), A, R, B, n_threads)
+    else:
+        with nogil:
+            _lsm_dispatch(1, <const double*>cnp.PyArray_DATA(g),
+                          <const double*>cnp.PyArray_DATA(y),
+                          <double*>cnp.PyArray_DATA(out), A, R, B, n_threads)
 
 
 cdef double _nll_sum(const floating* logp, const cnp.int64_t* target, Py_ssize_t N,

@@ -11,31 +11,83 @@ import math
 import numpy as np
 
 from tensorplay._kernels import nn as _kn
-from tensorplay._ops._common import CONFIG, as_tensor_arg, normalize_dim
-from tensorplay._ops.registry import apply, defop
+from tensorplay._ops._common import CONFIG, as_tensor_arg, normalize_dim, promote
+from tensorplay._ops.registry import apply, defop, tangent_sum
 from tensorplay._tensor import Tensor
 
-__all__ = ["log_softmax", "softmax", "nll_loss", "nll_loss_backward", "cross_entropy"]
+__all__ = ["log_softmax", "softmax", "log_softmax_backward", "nll_loss", "nll_loss_backward",
+           "cross_entropy"]
+
+
+def _arr(shape, dim):
+    """The (A, R, B) view of ``shape`` with ``dim`` as R."""
+    return (math.prod(shape[:dim]), shape[dim] if shape else 1, math.prod(shape[dim + 1:]))
 
 
 def _log_softmax_fwd(x, dim):
-    shape = x.shape
-    a = math.prod(shape[:dim])
-    r = shape[dim] if shape else 1
-    b = math.prod(shape[dim + 1:])
-    out = np.empty(shape, x.dtype)
+    out = np.empty(x.shape, x.dtype)
     if out.size:
-        _kn.log_softmax_fwd(np.ascontiguousarray(x).reshape(a, r, b), out.reshape(a, r, b),
+        arr = _arr(x.shape, dim)
+        _kn.log_softmax_fwd(np.ascontiguousarray(x).reshape(arr), out.reshape(arr),
                             CONFIG.num_threads)
     return out
 
 
-# y = x - logsumexp(x):  VJP  g - exp(y) * sum(g);  JVP  t - sum(exp(y) * t).
+def _log_softmax_backward_fwd(g, y, dim):
+    out = np.empty(y.shape, y.dtype)
+    if out.size:
+        arr = _arr(y.shape, dim)
+        _kn.log_softmax_vjp(np.ascontiguousarray(g).reshape(arr),
+                            np.ascontiguousarray(y).reshape(arr), out.reshape(arr),
+                            CONFIG.num_threads)
+    return out
+
+
+# y = x - logsumexp(x):  VJP  g - exp(y) sum(g)  (fused: log_softmax_backward);
+#                        JVP  t - sum(exp(y) t).
 _log_softmax = defop(
     "log_softmax", _log_softmax_fwd,
-    vjp=(lambda g, out, x, dim: g - out.exp() * g.sum(dim, keepdim=True),),
+    vjp=(lambda g, out, x, dim: log_softmax_backward(g, out, dim),),
     jvp=lambda ts, out, x, dim: ts[0] - (out.exp() * ts[0]).sum(dim, keepdim=True),
     saves=("out",))
+
+
+# b(g, y) = g - exp(y) S,  S = sum(g, dim).  Linear in g, with adjoint
+# gb -> gb - sum(gb exp(y), dim); elementwise in y: db/dy = -exp(y) S.
+def _lsmb_vjp_g(gb, out, g, y, dim):
+    return gb - (gb * y.exp()).sum(dim, keepdim=True)
+
+
+def _lsmb_vjp_y(gb, out, g, y, dim):
+    return -(gb * y.exp() * g.sum(dim, keepdim=True))
+
+
+_log_softmax_backward = defop(
+    "log_softmax_backward", _log_softmax_backward_fwd,
+    vjp=(_lsmb_vjp_g, _lsmb_vjp_y),
+    jvp=lambda ts, out, g, y, dim: tangent_sum(
+        None if ts[0] is None else log_softmax_backward(ts[0], y, dim),
+        None if ts[1] is None else -(ts[1] * y.exp() * g.sum(dim, keepdim=True))),
+    saves=("inputs",))
+
+
+def log_softmax_backward(grad_output, output, dim):
+    """``grad_output - exp(output) * sum(grad_output, dim)``: the VJP of
+    ``log_softmax`` given its output, in one kernel pass.
+
+    Args:
+        grad_output, output (Tensor): the same shape, float32 or float64.
+        dim (int): the dim log_softmax normalised.
+
+    Raises:
+        RuntimeError: shapes that differ.
+    """
+    g, y = promote(grad_output, output, "log_softmax_backward")
+    if g._data.shape != y._data.shape:
+        raise RuntimeError(f"log_softmax_backward(): grad_output shape {list(g.shape)} and "
+                           f"output shape {list(y.shape)} differ")
+    d = normalize_dim(dim, y.ndim, "log_softmax_backward")
+    return apply(_log_softmax_backward, (g, y), {"dim": d})
 
 
 def log_softmax(input, dim, dtype=None):
