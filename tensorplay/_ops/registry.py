@@ -102,8 +102,13 @@ def apply(op, inputs, params):
 
 def _propagate_tangent(op, inputs, out, params, state):
     level = state.fw_level
-    tangents = [t._tangent if t._tangent_level == level else None for t in inputs]
-    if not any(t is not None for t in tangents):
+    tangents = None
+    for i, t in enumerate(inputs):
+        if t._tangent is not None and t._tangent_level == level:
+            if tangents is None:
+                tangents = [None] * len(inputs)
+            tangents[i] = t._tangent
+    if tangents is None:
         return
     state.fw_rule = True
     try:
@@ -112,9 +117,10 @@ def _propagate_tangent(op, inputs, out, params, state):
         state.fw_rule = False
     if tangent is None:
         return
-    if tangent.shape != out.shape:
-        tangent = tangent.expand(out.shape)
-    if tangent.dtype is not out.dtype:
+    data, want = tangent._data, out._data
+    if data.shape != want.shape:
+        tangent = tangent.expand(want.shape)
+    if data.dtype != want.dtype:
         tangent = tangent.to(out.dtype)
     out._tangent = tangent
     out._tangent_level = level
