@@ -107,13 +107,14 @@ class Node:
 
     def _unpack(self):
         """Return (out, inputs) for the VJP rules, checking versions and freeing."""
-        from tensorplay._tensor import Tensor
         op = self.op
         if self.freed and (op.save_inputs or op.save_out):
             raise RuntimeError(_FREED_MSG.format(name=op.node_name))
         if op.save_inputs:
             inputs = self.saved
-            for i, (t, v) in enumerate(zip(inputs, self.versions)):
+            versions = self.versions
+            for i in range(len(inputs)):
+                t, v = inputs[i], versions[i]
                 if t._version[0] != v:
                     raise RuntimeError(
                         f"one of the variables needed for gradient computation has been "
@@ -129,7 +130,7 @@ class Node:
                     f"one of the variables needed for gradient computation has been "
                     f"modified by an inplace operation: the output of {op.node_name} "
                     f"is at version {counter[0]}; expected version {v} instead.")
-            out = Tensor._wrap(self.out_data)
+            out = _wrap(self.out_data)
             out._version = counter
             out.grad_fn = self
             out._requires_grad = True
@@ -142,6 +143,14 @@ class Node:
         self.out_data = None
         self.out_tangent = None
         self.freed = True
+
+
+def _wrap(arr):
+    """Tensor._wrap, bound on first use (graph.py loads before Tensor exists)."""
+    global _wrap
+    from tensorplay._tensor import Tensor
+    _wrap = Tensor._wrap
+    return _wrap(arr)
 
 
 def run_backward(roots, root_grads, targets, *, retain_graph, create_graph):
