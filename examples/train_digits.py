@@ -94,7 +94,7 @@ def train(params, x_tr, y_tr, epochs, batch_size, lr, seed):
     bar = tqdm(range(epochs), desc="training", unit="epoch")
     for _ in bar:
         perm = rng.permutation(n)             # minibatches by numpy fancy indexing
-        for start in range(0, n, batch_size):
+        for start in range(0, n - batch_size + 1, batch_size):   # drop_last=True
             idx = perm[start:start + batch_size]
             xb, yb = tp.from_numpy(x_np[idx]), tp.from_numpy(y_np[idx])
             loss = tp.nn.functional.cross_entropy(mlp(params, xb), yb)
@@ -115,7 +115,8 @@ def save_loss_curve(losses, path, steps_per_epoch):
     k = steps_per_epoch
     if len(losses) >= k:
         smooth = np.convolve(losses, np.ones(k) / k, mode="valid")
-        ax.plot(steps[k - 1:] / steps_per_epoch, smooth, lw=2, label=f"mean of {k} steps")
+        ax.plot(steps[k - 1:] / steps_per_epoch, smooth, lw=2,
+                label=f"mean of the last {k} steps (one epoch)")
     ax.set_xlabel("epoch")
     ax.set_ylabel("cross-entropy loss")
     ax.set_yscale("log")
@@ -157,8 +158,8 @@ def main(argv=None):
     p.add_argument("--out", default=str(Path(__file__).resolve().parent / "digits_loss.png"),
                    help="loss-curve PNG path (default: digits_loss.png beside this script)")
     args = p.parse_args(argv)
-    if args.epochs < 1 or args.batch_size < 1:
-        p.error("--epochs and --batch-size must be positive")
+    if args.epochs < 1 or not 1 <= args.batch_size <= 1347:
+        p.error("--epochs must be positive and --batch-size in [1, 1347] (the train split)")
 
     t_start = time.perf_counter()
     tp.manual_seed(args.seed)
@@ -169,7 +170,7 @@ def main(argv=None):
     train_acc, test_acc = accuracy(params, x_tr, y_tr), accuracy(params, x_te, y_te)
     print(f"train accuracy: {train_acc:.4f}")
     print(f"test accuracy:  {test_acc:.4f}")
-    save_loss_curve(losses, args.out, -(-x_tr.shape[0] // args.batch_size))
+    save_loss_curve(losses, args.out, x_tr.shape[0] // args.batch_size)
     print(f"loss curve saved to {args.out}")
 
     diff, t_fwd, t_rev = compare_jvp_modes(params, x_te, args.seed)

@@ -447,6 +447,9 @@ class Tensor:
         self._check_writable(name)
         if isinstance(other, Tensor):
             self._source(name, other)          # the same checks as for a source
+        elif isinstance(other, (int, float, np.integer, np.floating)) and \
+                self._data.dtype.kind in "iu" and not isinstance(other, builtins.bool):
+            _checked_scalar(other, self._data.dtype, name)   # overflow, named for name
         with _no_grad_ctx():
             result = fn(self.detach(), other)
         return self._write(name, result._data)
@@ -482,9 +485,12 @@ class Tensor:
             TypeError: a value that is not a number.
             RuntimeError: a value an integer tensor cannot hold (overflow, nan, inf).
         """
-        if isinstance(value, Tensor) and value._data.size != 1:
-            raise RuntimeError(f"fill_(): only supports 0-dimension value tensor but got "
-                               f"tensor with {value._data.ndim} dimensions")
+        if isinstance(value, Tensor):
+            if value._data.size != 1:
+                raise RuntimeError(f"fill_(): only supports 0-dimension value tensor but "
+                                   f"got tensor with {value._data.ndim} dimensions")
+            self._source("fill_", value)       # not in the graph, not dual
+            value = value._data.reshape(()).item()
         self._check_writable("fill_")
         return self._write("fill_", self._source("fill_", value))
 
@@ -504,7 +510,11 @@ class Tensor:
         key = _F.check_index(key, self._data.shape, "__setitem__")
         self._check_writable("__setitem__")
         val = self._source("__setitem__", value)
+        if isinstance(value, Tensor):           # tensors are cast, as copy_ does
+            val = val.astype(self._data.dtype, copy=False)
         target_shape = self._data[key].shape
+        while np.ndim(val) > len(target_shape) and np.shape(val)[0] == 1:
+            val = val[0]                        # leading size-1 dims drop (PyTorch, numpy)
         try:
             ok = np.broadcast_shapes(np.shape(val), target_shape) == target_shape
         except ValueError:
@@ -530,6 +540,9 @@ def _checked_scalar(value, np_dtype, name):
         if bad or not info.min <= value <= info.max:
             raise RuntimeError(f"{name}(): value {value} cannot be converted to type "
                                f"{from_numpy_dtype(np_dtype)} without overflow")
+    elif kind == "f" and np.isfinite(value) and abs(float(value)) > float(np.finfo(np_dtype).max):
+        raise RuntimeError(f"{name}(): value {value} cannot be converted to type "
+                           f"{from_numpy_dtype(np_dtype)} without overflow")
     return np.array(value).astype(np_dtype)
 
 

@@ -1101,3 +1101,14 @@ def test_inplace_write_of_a_dual_source_raises_instead_of_dropping_the_tangent()
             with pytest.raises(RuntimeError, match="dual"):
                 write()
         np.testing.assert_array_equal(y.numpy(), np.zeros(3))
+
+
+def test_plain_backward_adds_into_a_grad_that_requires_grad_in_place():
+    # PyTorch's AccumulateGrad: without create_graph the add is in place, unrecorded
+    x = tp.tensor([1.0, 2.0], requires_grad=True)
+    (x ** 3).sum().backward(create_graph=True)      # .grad = 3x^2, differentiable
+    g = x.grad
+    assert g.requires_grad
+    (x ** 2).sum().backward()                       # adds 2x into the same object
+    assert x.grad is g
+    np.testing.assert_allclose(g.detach().numpy(), [3 + 2, 12 + 4])

@@ -241,9 +241,11 @@ def _accumulate_grad(t, g, create_graph):
         # a private copy: g may share storage with another leaf's gradient (add's
         # VJP passes g through to both inputs) or with the caller's grad_tensors
         t._grad = g if create_graph else g.detach().clone()
-    elif create_graph or old._requires_grad or not old._data.flags.writeable:
-        t._grad = old + g
+    elif create_graph or not old._data.flags.writeable:
+        t._grad = old + g                    # recorded: differentiable sum
     else:
+        # without create_graph PyTorch adds in place, unrecorded, even into a
+        # .grad that requires grad
         np.add(old._data, g._data, out=old._data)
         old._version[0] += 1
 
