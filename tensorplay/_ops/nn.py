@@ -193,8 +193,26 @@ def nll_loss(input, target, reduction="mean"):
 
 
 def nll_loss_backward(grad_output, target, num_classes):
-    """(N, C) zeros with ``-grad_output / N`` at ``[i, target[i]]``: nll_loss's VJP."""
-    return apply(_nll_loss_backward, (grad_output, target), {"num_classes": num_classes})
+    """(N, C) zeros with ``-grad_output / N`` at ``[i, target[i]]``: nll_loss's VJP.
+
+    Args:
+        grad_output (Tensor): 0-d float32/float64 cotangent of the mean loss.
+        target (Tensor): (N,) integer classes in ``[0, num_classes)``.
+        num_classes (int): C.
+
+    Raises:
+        RuntimeError: a grad_output that is not a 0-d float tensor.  As
+        ``nll_loss`` for the target.
+    """
+    as_tensor_arg(grad_output, "nll_loss_backward", "grad_output")
+    if grad_output.ndim != 0 or grad_output._data.dtype.kind != "f":
+        raise RuntimeError(f"nll_loss_backward(): grad_output must be a 0-d floating tensor, "
+                           f"got shape {list(grad_output.shape)} of {grad_output.dtype}")
+    c = int(num_classes)
+    n = target.shape[0] if isinstance(target, Tensor) and target.ndim == 1 else -1
+    like = Tensor._wrap(np.broadcast_to(np.empty(()), (max(n, 0), c)))    # shape only
+    t = _check_target(like, target, "nll_loss_backward")
+    return apply(_nll_loss_backward, (grad_output, t), {"num_classes": c})
 
 
 def cross_entropy(input, target, reduction="mean"):

@@ -318,8 +318,21 @@ def getitem(input, key):
 
 
 def getitem_backward(grad_output, shape, key):
-    """Zeros of ``shape`` with ``grad_output`` written at ``key``: the VJP of getitem."""
-    return apply(_getitem_backward, (grad_output,), {"shape": tuple(shape), "key": key})
+    """Zeros of ``shape`` with ``grad_output`` written at ``key``: the VJP of getitem.
+
+    ``key`` is a basic index as ``check_index`` returns it.
+
+    Raises:
+        RuntimeError: a grad_output whose shape is not that of ``zeros(shape)[key]``.
+    """
+    as_tensor_arg(grad_output, "getitem_backward", "grad_output")
+    shape = tuple(shape)
+    want = np.broadcast_to(np.empty((), np.bool_), shape)[key].shape   # no allocation
+    if grad_output._data.shape != want:
+        raise RuntimeError(f"getitem_backward(): grad_output has shape "
+                           f"{list(grad_output._data.shape)}, but the index selects "
+                           f"{list(want)} from {list(shape)}")
+    return apply(_getitem_backward, (grad_output,), {"shape": shape, "key": key})
 
 
 # ---------------------------------------------------------------- stack, clone, casts
