@@ -79,18 +79,29 @@ def from_numpy_dtype(np_dtype, op="tensor"):
                         f"expected one of float32, float64, int64, int32, bool") from None
 
 
+_BY_NAME = {"float32": float32, "float64": float64, "int32": int32, "int64": int64,
+            "bool": bool, "float": float32, "double": float64, "int": int32, "long": int64}
+
+
 def as_dtype(d, op="to"):
-    """Accept a tensorplay dtype, a numpy dtype/type or a dtype name; return a tensorplay dtype."""
+    """A tensorplay dtype from a tensorplay dtype, a name (``"float32"``, or PyTorch's
+    aliases ``"float"``, ``"double"``, ``"long"``, ``"int"``) or a numpy dtype/type.
+
+    Raises:
+        TypeError: anything else, or an unsupported numpy dtype.
+    """
     if isinstance(d, dtype):
         return d
-    if isinstance(d, str) and d in globals() and isinstance(globals()[d], dtype):
-        return globals()[d]
+    if isinstance(d, str) and d in _BY_NAME:
+        return _BY_NAME[d]
+    if d is None:               # np.dtype(None) would silently mean float64
+        raise TypeError(f"{op}(): expected a dtype such as tensorplay.float32, got None")
     try:
-        return from_numpy_dtype(d, op)
+        np_d = np.dtype(d)
     except TypeError:
-        raise
-    except Exception:
-        raise TypeError(f"{op}(): expected a dtype such as tensorplay.float32, got {d!r}") from None
+        raise TypeError(f"{op}(): expected a dtype such as tensorplay.float32, got {d!r}") \
+            from None
+    return from_numpy_dtype(np_d, op)
 
 
 def promote_types(a, b):
