@@ -135,6 +135,8 @@ def _getitem_backward_ref(g, shape, key):
 
 
 TARGET = tp.tensor([2, 0, 1, 2, 1])
+COND = tp.tensor([[True, False, True, False], [False, False, True, True],
+                  [True, True, False, False]])
 
 SPECS = [
     # ---- unary math
@@ -171,6 +173,16 @@ SPECS = [
     OpSpec("pow", lambda a: a ** 2.5, lambda a: a ** 2.5, unary_samples(_uniform(0.5, 2.0)),
            variant="float_exp"),
     OpSpec("pow", lambda b: 2.0 ** b, lambda b: 2.0 ** b, unary_samples(), variant="rpow"),
+    OpSpec("where", lambda a, b, cond: tp.where(cond, a, b),
+           lambda a, b, cond: np.where(cond._data, a, b),
+           fixed_samples(("2d", [(_normal, (3, 4)), (_normal, (3, 4))], {"cond": COND}),
+                         ("bcast", [(_normal, (3, 1)), (_normal, (4,))], {"cond": COND}),
+                         ("scalar_other", [(_normal, (3, 4)), (_normal, ())], {"cond": COND}),
+                         ("noncontig", [(_normal, (3, 4)), (_normal, (3, 4))],
+                          {"cond": COND}))),
+    OpSpec("where", lambda a: tp.where(a > 0, a, a * a), lambda a: np.where(a > 0, a, a * a),
+           unary_samples(_away_from_zero()), variant="piecewise"),
+    OpSpec("pow", lambda a: a ** 0.0, lambda a: a ** 0.0, unary_samples(), variant="zero_exp"),
     # ---- reductions
     OpSpec("sum", lambda x: x.sum(), lambda x: np.sum(x), unary_samples(), variant="all"),
     OpSpec("sum", lambda x, dim, keepdim: tp.sum(x, dim=dim, keepdim=keepdim),

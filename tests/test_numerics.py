@@ -35,3 +35,17 @@ def test_sigmoid_saturates_without_overflow():
     y = tp.sigmoid(x).numpy()
     assert np.all(np.isfinite(y))
     np.testing.assert_allclose(y, [0.0, np.exp(-50.0), 0.5, 1.0, 1.0], rtol=1e-12, atol=0)
+
+
+def test_pow_derivatives_at_base_zero_follow_pytorch():
+    # d(x^0)/dx = 0 (not 0 * 0^-1 = nan); d(0^e)/de = 0 for e >= 0 (not 0 * log 0)
+    x = tp.tensor([0.0, 1.0, 2.0], dtype=tp.float64, requires_grad=True)
+    (g,) = tp.autograd.grad((x ** 0).sum(), x)
+    np.testing.assert_array_equal(g.numpy(), [0.0, 0.0, 0.0])
+    e = tp.tensor([0.0, 2.0, 0.5], dtype=tp.float64, requires_grad=True)
+    base = tp.tensor([0.0, 0.0, 3.0], dtype=tp.float64)
+    (ge,) = tp.autograd.grad((base ** e).sum(), e)
+    np.testing.assert_allclose(ge.numpy(), [0.0, 0.0, 3.0 ** 0.5 * np.log(3.0)], rtol=1e-15)
+    _, jv = tp.autograd.functional.jvp(lambda e: base ** e, e.detach(), tp.ones(3, dtype=tp.float64),
+                                       mode="forward")
+    np.testing.assert_allclose(jv.numpy(), ge.numpy(), rtol=1e-15)

@@ -392,3 +392,19 @@ def test_repr_matches_torch(data, dtype):
     want = repr(torch.tensor(data, dtype=None if dtype is None else getattr(torch, dtype)))
     got = repr(tp.tensor(data, dtype=None if dtype is None else getattr(tp, dtype)))
     assert got == want.replace("torch.", "tensorplay.")
+
+
+def test_pow_and_where_gradients_at_the_edges_match_torch():
+    # x^0 at x = 0, 0^e for e >= 0 and e < 0, and where() routing
+    xs = [0.0, 0.0, 1.5, 2.0]
+    es = [0.0, 2.0, -1.0, 0.5]
+    x_tp = tp.tensor(xs, dtype=tp.float64, requires_grad=True)
+    e_tp = tp.tensor(es, dtype=tp.float64, requires_grad=True)
+    x_t = torch.tensor(xs, dtype=torch.float64, requires_grad=True)
+    e_t = torch.tensor(es, dtype=torch.float64, requires_grad=True)
+    out_tp = (x_tp ** e_tp + tp.where(x_tp > 1, x_tp * 3, e_tp)).sum()
+    out_t = (x_t ** e_t + torch.where(x_t > 1, x_t * 3, e_t)).sum()
+    g_tp = tp.autograd.grad(out_tp, (x_tp, e_tp))
+    g_t = torch.autograd.grad(out_t, (x_t, e_t))
+    for a, b in zip(g_tp, g_t):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-14, equal_nan=True)

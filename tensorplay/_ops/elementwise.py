@@ -17,7 +17,7 @@ from tensorplay._ops.registry import apply, defop, tangent_sum
 from tensorplay._tensor import Tensor
 
 __all__ = ["neg", "exp", "log", "sqrt", "tanh", "sigmoid", "relu", "add", "sub", "mul",
-           "div", "pow", "tanh_backward", "sigmoid_backward", "relu_backward",
+           "div", "pow", "where", "tanh_backward", "sigmoid_backward", "relu_backward",
            "eq", "ne", "lt", "le", "gt", "ge"]
 
 
@@ -150,21 +150,72 @@ _div = defop("div", _binary_forward("div", _kb.div_fwd),
              saves=("inputs", "out"))
 
 
-# d(a^b) = b a^(b-1) da + a^b log(a) db.  At a = 0 the exponent's derivative is
-# NaN (0 * log 0); PyTorch masks it to 0 -- see the note in pow()'s docstring.
+# d(a^b) = b a^(b-1) da + a^b log(a) db, with PyTorch's conventions where the
+# formulas give nan: the base's derivative is 0 where b == 0 (0 * 0^-1), the
+# exponent's is 0 where a == 0 and b >= 0 (0 * log 0).
 def _int_pow(a, b, out):
     if np.any(b < 0):
         raise RuntimeError("pow(): integers to negative integer powers are not allowed")
     np.power(a, b, out=out)
 
 
+def _pow_dbase(a, b):
+    """d(a^b)/da = b a^(b-1), and 0 where b == 0."""
+    return where(b == 0, 0.0, b * a ** (b - 1))
+
+
+def _pow_dexp(out, a, b):
+    """d(a^b)/db = a^b log a, and 0 where a == 0 and b >= 0."""
+    return where((a == 0) * (b >= 0), 0.0, out * log(a))
+
+
 _pow = defop("pow", _binary_forward("pow", _kb.pow_fwd, _int_pow),
-             vjp=(lambda g, out, a, b: g * b * a ** (b - 1),
-                  lambda g, out, a, b: g * out * log(a)),
+             vjp=(lambda g, out, a, b: g * _pow_dbase(a, b),
+                  lambda g, out, a, b: g * _pow_dexp(out, a, b)),
              jvp=lambda ts, out, a, b: tangent_sum(
-                 None if ts[0] is None else ts[0] * b * a ** (b - 1),
-                 None if ts[1] is None else ts[1] * out * log(a)),
+                 None if ts[0] is None else ts[0] * _pow_dbase(a, b),
+                 None if ts[1] is None else ts[1] * _pow_dexp(out, a, b)),
              saves=("inputs", "out"))
+
+
+# where(c, a, b): c selects; no gradient flows to the condition.
+def _where_forward(cond, a, b):
+    return np.where(cond, a, b)
+
+
+_where = defop("where", _where_forward,
+               vjp=(None,
+                    lambda g, out, c, a, b: where(c, g, 0.0),
+                    lambda g, out, c, a, b: where(c, 0.0, g)),
+               jvp=lambda ts, out, c, a, b: where(
+                   c, 0.0 if ts[1] is None else ts[1], 0.0 if ts[2] is None else ts[2]),
+               saves=("inputs",))
+
+
+def where(condition, input, other):
+    """Elementwise ``input`` where ``condition`` is True, else ``other``.
+
+    Args:
+        condition (Tensor): bool, broadcastable with the others.
+        input, other (Tensor or number): values; promoted to one dtype (PyTorch's
+            rules) and broadcast together with ``condition``.
+
+    Returns:
+        Tensor of the broadcast shape.  Gradients flow to ``input`` and ``other``
+        where each is selected; the condition gets none.
+
+    Raises:
+        TypeError: a condition that is not a bool tensor.
+        RuntimeError: shapes that do not broadcast.
+    """
+    as_tensor_arg(condition, "where", "condition")
+    if condition._data.dtype != np.bool_:
+        raise TypeError(f"where(): expected condition to be a bool tensor, got "
+                        f"{condition.dtype}")
+    a, b = promote(input, other, "where")
+    broadcast_shape(broadcast_shape(condition._data.shape, a._data.shape, "where"),
+                    b._data.shape, "where")
+    return apply(_where, (condition, a, b), {})
 
 
 # ---------------------------------------------------------------- public functions
@@ -280,8 +331,9 @@ def pow(input, exponent):
     """``input ** exponent``: tensor**scalar, scalar**tensor or tensor**tensor.
 
     Broadcasting and type promotion as for ``mul``.  A negative base with a
-    non-integer exponent gives nan.  Derivative conventions: at base 0 the
-    exponent's derivative ``out * log(base)`` is nan, where PyTorch returns 0.
+    non-integer exponent gives nan.  Derivative conventions (PyTorch's): the
+    base's derivative is 0 where the exponent is 0, and the exponent's derivative
+    is 0 where the base is 0 and the exponent is >= 0.
 
     Raises:
         RuntimeError: integer tensors to negative integer powers.
