@@ -9,6 +9,7 @@ integer and bool operands (never differentiable) use numpy's ufuncs.
 """
 import numpy as np
 
+from tensorplay._pool import empty as pool_empty
 from tensorplay import _dtype
 from tensorplay._kernels import binary as _kb
 from tensorplay._kernels import unary as _ku
@@ -24,7 +25,7 @@ __all__ = ["neg", "exp", "log", "sqrt", "tanh", "sigmoid", "relu", "add", "sub",
 # ---------------------------------------------------------------- forward helpers
 def _unary_forward(kernel, ufunc=None):
     def forward(x):
-        out = np.empty(x.shape, x.dtype)
+        out = pool_empty(x.shape, x.dtype)
         if x.dtype.kind == "f":
             kernel(x, out, CONFIG.num_threads)
         else:
@@ -64,7 +65,7 @@ def broadcast_shape(sa, sb, op):
 
 def _binary_forward(name, kernel, ufunc=None):
     def forward(a, b):
-        out = np.empty(broadcast_shape(a.shape, b.shape, name), a.dtype)
+        out = pool_empty(broadcast_shape(a.shape, b.shape, name), a.dtype)
         if a.dtype.kind == "f":
             kernel(a, b, out, CONFIG.num_threads)
         else:

@@ -10,6 +10,7 @@ import math
 
 import numpy as np
 
+from tensorplay._pool import empty as pool_empty
 from tensorplay._kernels import nn as _kn
 from tensorplay._ops._common import CONFIG, as_tensor_arg, normalize_dim, promote
 from tensorplay._ops.registry import apply, defop, tangent_sum
@@ -25,7 +26,7 @@ def _arr(shape, dim):
 
 
 def _log_softmax_fwd(x, dim):
-    out = np.empty(x.shape, x.dtype)
+    out = pool_empty(x.shape, x.dtype)
     if out.size:
         arr = _arr(x.shape, dim)
         _kn.log_softmax_fwd(np.ascontiguousarray(x).reshape(arr), out.reshape(arr),
@@ -34,7 +35,7 @@ def _log_softmax_fwd(x, dim):
 
 
 def _log_softmax_backward_fwd(g, y, dim):
-    out = np.empty(y.shape, y.dtype)
+    out = pool_empty(y.shape, y.dtype)
     if out.size:
         arr = _arr(y.shape, dim)
         _kn.log_softmax_vjp(np.ascontiguousarray(g).reshape(arr),
@@ -125,7 +126,7 @@ def _nll_fwd(logp, target):
 
 
 def _nll_backward_fwd(g, target, num_classes):
-    out = np.empty((target.shape[0], num_classes), g.dtype)
+    out = pool_empty((target.shape[0], num_classes), g.dtype)
     if out.size:
         _kn.nll_vjp(float(g), target, out, CONFIG.num_threads)
     return out

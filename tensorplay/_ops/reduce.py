@@ -9,6 +9,7 @@ import math
 
 import numpy as np
 
+from tensorplay._pool import empty as pool_empty
 from tensorplay._kernels import reduce as _kr
 from tensorplay._ops._common import CONFIG, as_tensor_arg, normalize_dims
 from tensorplay._ops.registry import apply, defop
@@ -39,7 +40,7 @@ def _sum_array(x, dims, keepdim):
         a = math.prod(shape[i] for i in kept)
         r = math.prod(shape[i] for i in dims)
         b = 1
-    out = np.empty((a, b), x.dtype)
+    out = pool_empty((a, b), x.dtype)
     _kr.sum_fwd(xa.reshape(a, r, b), out, CONFIG.num_threads)
     return out.reshape(out_shape)
 

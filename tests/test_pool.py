@@ -1,0 +1,63 @@
+"""The output cache (tensorplay/_pool.py) reuses an array only when nothing else
+refers to it; results a user holds are never overwritten."""
+import numpy as np
+import pytest
+
+import tensorplay as tp
+from tensorplay import _pool
+
+N = 300_000                       # float64: 2.4 MB, above the cache's 1 MiB floor
+F64 = np.dtype(np.float64)
+
+pytestmark = pytest.mark.skipif(not _pool._ENABLED, reason="cache disabled here")
+
+
+def test_reuse_only_when_free():
+    a = _pool.empty((N,), F64)
+    b = _pool.empty((N,), F64)
+    assert a is not b                              # a is still referenced
+    a_id = id(a)
+    del a
+    assert id(_pool.empty((N,), F64)) == a_id      # free again: reused
+    c = _pool.empty((N,), F64)
+    view = c[::2]                                  # a view keeps its base alive
+    c_id = id(c)
+    del c
+    assert id(_pool.empty((N,), F64)) != c_id
+    del view, b
+
+
+def test_small_arrays_bypass_the_cache():
+    before = _pool.cached_bytes()
+    _pool.empty((10,), F64)
+    assert _pool.cached_bytes() == before
+
+
+def test_results_held_by_the_user_are_never_overwritten():
+    x = tp.from_numpy(np.linspace(-1, 1, N))
+    y = x.exp()
+    arr = (x * 2).numpy()             # the tensor is gone, its array is not
+    expect_y, expect_arr = np.exp(x.numpy()), 2 * x.numpy()
+    for _ in range(10):               # plenty of same-shaped outputs
+        z = (x * 3 + 1).tanh()
+    np.testing.assert_allclose(y.numpy(), expect_y, rtol=1e-15)
+    np.testing.assert_array_equal(arr, expect_arr)
+    np.testing.assert_allclose(z.numpy(), np.tanh(3 * x.numpy() + 1), rtol=1e-15)
+
+
+def test_gradients_with_reuse_match_without(monkeypatch):
+    x_np = np.random.default_rng(0).standard_normal(N)
+
+    def run():
+        x = tp.from_numpy(x_np.copy()).requires_grad_()
+        total = None
+        for _ in range(3):
+            y = ((x * x).tanh() + x.exp() * 0.5).sum()
+            (g,) = tp.autograd.grad(y, x)
+            total = g.numpy().copy() if total is None else total + g.numpy()
+        return total
+
+    pooled = run()
+    monkeypatch.setattr(_pool, "_ENABLED", False)
+    plain = run()
+    np.testing.assert_array_equal(pooled, plain)
