@@ -33,16 +33,21 @@ _np_empty = np.empty
 
 
 def _free_count():
-    """The refcount ``empty`` sees for an array only the cache refers to."""
+    """The refcount ``empty`` sees for an array only the cache refers to.
+
+    Read as ``getrefcount(bucket[i])``, with no local variable naming the array,
+    so a tracer or debugger that snapshots frame locals cannot add a reference
+    at calibration that is missing later (or the other way round)."""
     bucket = [np.empty(1)]
-    for arr in bucket:
-        return _getrefcount(arr)
+    return _getrefcount(bucket[0])
 
 
 _BASELINE = _free_count()
-# Refcounts are not a safe signal on a free-threaded interpreter.
+# Refcounts are not a safe signal on a free-threaded interpreter; and a baseline
+# other than "the list + getrefcount's argument" means an interpreter whose
+# counting we have not checked.
 _ENABLED = (_CAP_BYTES > 0 and sys.implementation.name == "cpython"
-            and getattr(sys, "_is_gil_enabled", lambda: True)())
+            and getattr(sys, "_is_gil_enabled", lambda: True)() and _BASELINE == 2)
 
 
 def empty(shape, dtype):
@@ -61,10 +66,13 @@ def empty(shape, dtype):
     bucket = _cache.get(key)
     if bucket is None:
         bucket = _cache[key] = []
-    for arr in bucket:
-        if (_getrefcount(arr) == _BASELINE and arr.shape == shape and arr.dtype == dtype
-                and arr.flags.writeable and arr.flags.c_contiguous):
-            return arr
+    for i in range(len(bucket)):
+        if _getrefcount(bucket[i]) == _BASELINE:
+            arr = bucket[i]
+            # the user may have reshaped, retyped or frozen the array in place
+            if (arr.shape == shape and arr.dtype == dtype and arr.flags.writeable
+                    and arr.flags.c_contiguous):
+                return arr
     arr = _np_empty(shape, dtype)
     if len(bucket) < _PER_KEY and _cached[0] + nbytes <= _CAP_BYTES:
         bucket.append(arr)
