@@ -9,9 +9,11 @@ and the next op faults it in again.
 How: ``empty(shape, dtype)`` keeps, per (shape, dtype), up to ``_PER_KEY`` arrays
 it has handed out.  An array is free again when the cache holds the only
 reference to it -- no Tensor, view (a view's ``base`` refers to it), graph node
-or user variable has it -- which ``sys.getrefcount`` tells.  The reference count
-a free array shows is measured at import (``_BASELINE``), not assumed, since
-interpreters differ in how they count borrowed references.  Arrays below
+or user variable has it -- which ``sys.getrefcount`` tells.  The count a free
+array shows is measured (``_baseline``) with the very code ``empty`` runs, not
+assumed, since interpreters differ in how they count borrowed references.
+Side effects of the cache's own reference: a weak reference to a cached array
+stays alive, and ``ndarray.resize`` refuses such an array.  Arrays below
 ``_MIN_BYTES`` go straight to ``numpy.empty``.  The cache holds at most
 ``TENSORPLAY_POOL_MB`` megabytes (default 256; 0 turns it off).  Only kernel
 outputs, which are fully overwritten, come from here: contents are arbitrary.
@@ -29,25 +31,28 @@ _CAP_BYTES = int(float(os.environ.get("TENSORPLAY_POOL_MB", "256")) * (1 << 20))
 _cache = {}
 _cached = [0]
 _getrefcount = sys.getrefcount
+_gettrace = sys.gettrace
+_getprofile = sys.getprofile
 _np_empty = np.empty
 
 
-def _free_count():
-    """The refcount ``empty`` sees for an array only the cache refers to.
-
-    Read as ``getrefcount(bucket[i])``, with no local variable naming the array,
-    so a tracer or debugger that snapshots frame locals cannot add a reference
-    at calibration that is missing later (or the other way round)."""
-    bucket = [np.empty(1)]
-    return _getrefcount(bucket[0])
+def _count(bucket, i):
+    """The refcount of ``bucket[i]`` seen through a local, exactly as ``empty``
+    sees it (the cache's list, the local, getrefcount's argument)."""
+    arr = bucket[i]
+    return _getrefcount(arr)
 
 
-_BASELINE = _free_count()
-# Refcounts are not a safe signal on a free-threaded interpreter; and a baseline
-# other than "the list + getrefcount's argument" means an interpreter whose
-# counting we have not checked.
+_BASELINE = [None]      # calibrated on first use, outside any tracer
+# Refcounts are not a safe signal on a free-threaded interpreter.
 _ENABLED = (_CAP_BYTES > 0 and sys.implementation.name == "cpython"
-            and getattr(sys, "_is_gil_enabled", lambda: True)() and _BASELINE == 2)
+            and getattr(sys, "_is_gil_enabled", lambda: True)())
+
+
+def _baseline():
+    if _BASELINE[0] is None:
+        _BASELINE[0] = _count([np.empty(1)], 0)
+    return _BASELINE[0]
 
 
 def empty(shape, dtype):
@@ -56,23 +61,33 @@ def empty(shape, dtype):
     Args:
         shape (tuple of int): the shape.
         dtype (numpy.dtype): the dtype.
+
+    The array is bound to a local before its count is read, so no other caller
+    (another thread, a signal handler, a finaliser) can see it as free between
+    the check and the return.  Under a tracer or profiler (which may hold frame
+    locals) the cache is bypassed.
     """
     nbytes = dtype.itemsize
     for s in shape:
         nbytes *= s
-    if nbytes < _MIN_BYTES or not _ENABLED:
+    if (nbytes < _MIN_BYTES or not _ENABLED or _gettrace() is not None
+            or _getprofile() is not None):
         return _np_empty(shape, dtype)
+    free = _baseline()
     key = (shape, dtype)
     bucket = _cache.get(key)
     if bucket is None:
         bucket = _cache[key] = []
     for i in range(len(bucket)):
-        if _getrefcount(bucket[i]) == _BASELINE:
-            arr = bucket[i]
-            # the user may have reshaped, retyped or frozen the array in place
+        arr = bucket[i]
+        if _getrefcount(arr) == free:
             if (arr.shape == shape and arr.dtype == dtype and arr.flags.writeable
                     and arr.flags.c_contiguous):
                 return arr
+            # changed in place by its last user (reshaped, retyped, frozen): drop it
+            del bucket[i]
+            _cached[0] -= arr.nbytes
+            break
     arr = _np_empty(shape, dtype)
     if len(bucket) < _PER_KEY and _cached[0] + nbytes <= _CAP_BYTES:
         bucket.append(arr)

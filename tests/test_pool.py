@@ -61,3 +61,46 @@ def test_gradients_with_reuse_match_without(monkeypatch):
     monkeypatch.setattr(_pool, "_ENABLED", False)
     plain = run()
     np.testing.assert_array_equal(pooled, plain)
+
+
+def test_no_double_handout_across_threads():
+    # a tiny switch interval makes the interpreter switch threads between almost
+    # any two bytecodes, including between the refcount check and the return
+    import sys
+    import threading
+
+    bad = []
+
+    def worker(k):
+        for _ in range(20000):
+            a = _pool.empty((N,), F64)
+            a[0] = k
+            a[-1] = k
+            for _ in range(3):        # room for a switch before the check
+                pass
+            if a[0] != k or a[-1] != k:
+                bad.append(k)
+            del a
+
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        threads = [threading.Thread(target=worker, args=(k,)) for k in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        sys.setswitchinterval(old)
+    assert not bad
+
+
+def test_bypassed_under_a_tracer():
+    import sys
+    sys.settrace(lambda *a: None)
+    try:
+        before = _pool.cached_bytes()
+        _pool.empty((N + 7,), F64)
+        assert _pool.cached_bytes() == before
+    finally:
+        sys.settrace(None)
