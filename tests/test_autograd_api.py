@@ -1112,3 +1112,25 @@ def test_plain_backward_adds_into_a_grad_that_requires_grad_in_place():
     (x ** 2).sum().backward()                       # adds 2x into the same object
     assert x.grad is g
     np.testing.assert_allclose(g.detach().numpy(), [3 + 2, 12 + 4])
+
+
+def test_grad_from_create_graph_backward_does_not_alias_the_callers_tensors():
+    x = tp.tensor([1.0, 2.0], requires_grad=True)
+    y = tp.tensor([3.0, 4.0], requires_grad=True)
+    gt = tp.tensor([1.0, 1.0])
+    (x + y).backward(gt, create_graph=True)     # add passes gt through to x and y
+    (x + y).backward(tp.tensor([10.0, 10.0]))   # then adds in place
+    np.testing.assert_array_equal(gt.numpy(), [1.0, 1.0])
+    np.testing.assert_array_equal(x.grad.detach().numpy(), [11.0, 11.0])
+    np.testing.assert_array_equal(y.grad.detach().numpy(), [11.0, 11.0])
+
+
+def test_pow_zero_exponent_mask_holds_for_inf_cotangents():
+    a = tp.tensor([2.0, 0.0], dtype=tp.float64, requires_grad=True)
+    b = tp.tensor([0.0, 2.0], dtype=tp.float64)
+    (ga,) = tp.autograd.grad(a ** b, a, tp.tensor([np.inf, 1.0], dtype=tp.float64))
+    np.testing.assert_array_equal(ga.numpy(), [0.0, 0.0])   # masked to exactly 0
+    x = tp.tensor([0.0, 3.0], dtype=tp.float64, requires_grad=True)
+    (g,) = tp.autograd.grad((x ** 0).sum(), x, create_graph=True)
+    np.testing.assert_array_equal(g.detach().numpy(), [0.0, 0.0])
+    assert not g.requires_grad                               # no graph: d2 is zero

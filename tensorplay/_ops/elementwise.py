@@ -160,22 +160,32 @@ def _int_pow(a, b, out):
     np.power(a, b, out=out)
 
 
-def _pow_dbase(a, b):
-    """d(a^b)/da = b a^(b-1), and 0 where b == 0."""
-    return where(b == 0, 0.0, b * a ** (b - 1))
+def _pow_dbase(g, a, b):
+    """g * d(a^b)/da = g b a^(b-1), and exactly 0 where b == 0 (PyTorch: the mask
+    is outside the product, so an inf or nan g does not leak through).  A 0-d
+    exponent of 0 gives zeros with no graph, as PyTorch's scalar-exponent path."""
+    if b.ndim == 0 and b._data == 0:
+        return zeros_like_(a, g)
+    return where(b == 0, 0.0, g * b * a ** (b - 1))
 
 
-def _pow_dexp(out, a, b):
-    """d(a^b)/db = a^b log a, and 0 where a == 0 and b >= 0."""
-    return where((a == 0) * (b >= 0), 0.0, out * log(a))
+def _pow_dexp(g, out, a, b):
+    """g * d(a^b)/db = g a^b log a, and 0 where a == 0 and b >= 0."""
+    return g * where((a == 0) * (b >= 0), 0.0, out * log(a))
+
+
+def zeros_like_(a, g):
+    """Zeros of the broadcast shape of ``a`` and ``g``, in g's dtype, outside the graph."""
+    return Tensor._wrap(np.zeros(broadcast_shape(a._data.shape, g._data.shape, "pow"),
+                                 g._data.dtype))
 
 
 _pow = defop("pow", _binary_forward("pow", _kb.pow_fwd, _int_pow),
-             vjp=(lambda g, out, a, b: g * _pow_dbase(a, b),
-                  lambda g, out, a, b: g * _pow_dexp(out, a, b)),
+             vjp=(lambda g, out, a, b: _pow_dbase(g, a, b),
+                  lambda g, out, a, b: _pow_dexp(g, out, a, b)),
              jvp=lambda ts, out, a, b: tangent_sum(
-                 None if ts[0] is None else ts[0] * _pow_dbase(a, b),
-                 None if ts[1] is None else ts[1] * _pow_dexp(out, a, b)),
+                 None if ts[0] is None else _pow_dbase(ts[0], a, b),
+                 None if ts[1] is None else _pow_dexp(ts[1], out, a, b)),
              saves=("inputs", "out"))
 
 
@@ -340,6 +350,8 @@ def pow(input, exponent):
         RuntimeError: integer tensors to negative integer powers.
     """
     a, b = promote(input, exponent, "pow")
+    if a._data.dtype == np.bool_:
+        raise RuntimeError("pow(): not implemented for bool tensors")
     return apply(_pow, (a, b), {})
 
 

@@ -239,8 +239,10 @@ def _accumulate_grad(t, g, create_graph):
     old = t._grad
     if old is None:
         # a private copy: g may share storage with another leaf's gradient (add's
-        # VJP passes g through to both inputs) or with the caller's grad_tensors
-        t._grad = g if create_graph else g.detach().clone()
+        # VJP passes g through to both inputs) or with the caller's grad_tensors;
+        # with create_graph a differentiable clone, so a later plain backward can
+        # still add into it in place without touching those
+        t._grad = g.clone() if create_graph else g.detach().clone()
     elif create_graph or not old._data.flags.writeable:
         t._grad = old + g                    # recorded: differentiable sum
     else:
