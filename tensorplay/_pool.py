@@ -23,9 +23,9 @@ import sys
 
 import numpy as np
 
-__all__ = ["empty", "clear", "cached_bytes"]
+__all__ = ["empty", "clear", "cached_bytes", "MIN_BYTES"]
 
-_MIN_BYTES = 1 << 20
+MIN_BYTES = _MIN_BYTES = 1 << 20   # smaller outputs come from numpy.empty
 _PER_KEY = 16
 _CAP_BYTES = int(float(os.environ.get("TENSORPLAY_POOL_MB", "256")) * (1 << 20))
 _cache = {}

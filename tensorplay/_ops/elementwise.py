@@ -9,6 +9,7 @@ integer and bool operands (never differentiable) use numpy's ufuncs.
 """
 import numpy as np
 
+from tensorplay._pool import MIN_BYTES as POOL_MIN_BYTES
 from tensorplay._pool import empty as pool_empty
 from tensorplay import _dtype
 from tensorplay._kernels import binary as _kb
@@ -25,7 +26,9 @@ __all__ = ["neg", "exp", "log", "sqrt", "tanh", "sigmoid", "relu", "add", "sub",
 # ---------------------------------------------------------------- forward helpers
 def _unary_forward(kernel, ufunc=None):
     def forward(x):
-        out = pool_empty(x.shape, x.dtype)
+        # small outputs skip the pool's Python call (per-op overhead counts)
+        out = (np.empty(x.shape, x.dtype) if x.nbytes < POOL_MIN_BYTES
+               else pool_empty(x.shape, x.dtype))
         if x.dtype.kind == "f":
             kernel(x, out, CONFIG.num_threads)
         else:
@@ -65,7 +68,10 @@ def broadcast_shape(sa, sb, op):
 
 def _binary_forward(name, kernel, ufunc=None):
     def forward(a, b):
-        out = pool_empty(broadcast_shape(a.shape, b.shape, name), a.dtype)
+        sa = a.shape
+        shape = broadcast_shape(sa, b.shape, name)
+        out = (np.empty(shape, a.dtype) if shape is sa and a.nbytes < POOL_MIN_BYTES
+               else pool_empty(shape, a.dtype))
         if a.dtype.kind == "f":
             kernel(a, b, out, CONFIG.num_threads)
         else:
