@@ -25,7 +25,7 @@ import tensorplay as tp
 CHAIN = 10            # each link is two ops (mul, add); plus one sum
 
 
-def _chain(mod, x):
+def _chain(x):
     y = x
     for _ in range(CHAIN):
         y = y * 1.01 + 0.1
@@ -47,12 +47,12 @@ def main(argv=None):
     x0 = tp.ones(1)
     x1 = tp.ones(1, requires_grad=True)
     rows["tensorplay"] = {
-        "fwd": _time(lambda: _chain(tp, x0), args.repeat, args.number),
-        "fwd+rec": _time(lambda: _chain(tp, x1), args.repeat, args.number),
-        "fwd+bwd": _time(lambda: tp.autograd.grad(_chain(tp, x1), x1), args.repeat,
+        "fwd": _time(lambda: _chain(x0), args.repeat, args.number),
+        "fwd+rec": _time(lambda: _chain(x1), args.repeat, args.number),
+        "fwd+bwd": _time(lambda: tp.autograd.grad(_chain(x1), x1), args.repeat,
                          args.number),
         "jvp fwd": _time(lambda: tp.autograd.functional.jvp(
-            lambda x: _chain(tp, x), x0, tp.ones(1), mode="forward"),
+            lambda x: _chain(x), x0, tp.ones(1), mode="forward"),
             args.repeat, args.number),
     }
     try:
@@ -61,9 +61,9 @@ def main(argv=None):
         t0 = torch.ones(1)
         t1 = torch.ones(1, requires_grad=True)
         rows["torch"] = {
-            "fwd": _time(lambda: _chain(torch, t0), args.repeat, args.number),
-            "fwd+rec": _time(lambda: _chain(torch, t1), args.repeat, args.number),
-            "fwd+bwd": _time(lambda: torch.autograd.grad(_chain(torch, t1), t1),
+            "fwd": _time(lambda: _chain(t0), args.repeat, args.number),
+            "fwd+rec": _time(lambda: _chain(t1), args.repeat, args.number),
+            "fwd+bwd": _time(lambda: torch.autograd.grad(_chain(t1), t1),
                              args.repeat, args.number),
         }
     except ImportError:

@@ -10,7 +10,7 @@ Sample arrays are float64; the tests cast them to the dtype under test.
 Integer side inputs (class targets) and non-tensor parameters are fixed per
 sample and passed as keyword arguments.
 """
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -33,19 +33,19 @@ class OpSpec:
     samples: callable
     variant: str = ""
     smooth: bool = True
-    tags: tuple = field(default_factory=tuple)
 
     @property
     def id(self):
         return self.name + (f"[{self.variant}]" if self.variant else "")
 
 
-def noncontig(a):
-    """The same values as ``a`` in a non-contiguous view (every other column)."""
+def noncontig(a, dtype=None):
+    """The same values as ``a`` (cast to ``dtype``) in a non-contiguous view (every
+    other column)."""
     a = np.asarray(a)
     if a.ndim == 0:
-        return a
-    big = np.zeros(a.shape[:-1] + (2 * a.shape[-1],), a.dtype)
+        return a if dtype is None else a.astype(dtype)
+    big = np.zeros(a.shape[:-1] + (2 * a.shape[-1],), a.dtype if dtype is None else dtype)
     big[..., ::2] = a
     v = big[..., ::2]
     assert a.size <= 1 or not v.flags.c_contiguous

@@ -171,7 +171,7 @@ def _pow_dbase(g, a, b):
     is outside the product, so an inf or nan g does not leak through).  A 0-d
     exponent of 0 gives zeros with no graph, as PyTorch's scalar-exponent path."""
     if b.ndim == 0 and b._data == 0:
-        return zeros_like_(a, g)
+        return _zeros_outside_graph(a, g)
     return where(b == 0, 0.0, g * b * a ** (b - 1))
 
 
@@ -180,7 +180,7 @@ def _pow_dexp(g, out, a, b):
     return g * where((a == 0) * (b >= 0), 0.0, out * log(a))
 
 
-def zeros_like_(a, g):
+def _zeros_outside_graph(a, g):
     """Zeros of the broadcast shape of ``a`` and ``g``, in g's dtype, outside the graph."""
     return Tensor._wrap(np.zeros(broadcast_shape(a._data.shape, g._data.shape, "pow"),
                                  g._data.dtype))

@@ -16,15 +16,15 @@ __all__ = ["grad", "backward", "no_grad", "enable_grad", "set_grad_enabled",
 
 
 def _as_tuple(x, name):
+    """A Tensor or a sequence (entries may be None, e.g. grad_outputs) as a tuple."""
     from tensorplay._tensor import Tensor
     if isinstance(x, Tensor):
-        return (x,), True
+        return (x,)
     try:
-        seq = tuple(x)
+        return tuple(x)
     except TypeError:
         raise TypeError(f"{name} must be a Tensor or a sequence of Tensors, "
                         f"got {type(x).__name__}") from None
-    return seq, False
 
 
 def _key(t):
@@ -100,6 +100,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         is_grads_batched (bool): the first dim of every grad_output is a batch; the
             VJP is computed for each entry and the results stacked along dim 0.
         materialize_grads (bool): zeros instead of ``None`` for unused inputs.
+        only_inputs (bool): accepted for PyTorch compatibility and ignored
+            (deprecated there too).
 
     Returns:
         tuple of Tensor (or None), one per input, each shaped like its input.
@@ -119,8 +121,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         allow_unused = materialize_grads
     if retain_graph is None:
         retain_graph = create_graph
-    outputs, _ = _as_tuple(outputs, "grad(): outputs")
-    inputs, _ = _as_tuple(inputs, "grad(): inputs")
+    outputs = _as_tuple(outputs, "grad(): outputs")
+    inputs = _as_tuple(inputs, "grad(): inputs")
     if not inputs:
         raise RuntimeError("grad(): grad requires non-empty inputs.")
     for i, t in enumerate(inputs):
@@ -132,7 +134,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     if grad_outputs is None:
         grad_outputs = (None,) * len(outputs)
     else:
-        grad_outputs, _ = _as_tuple(grad_outputs, "grad(): grad_outputs")
+        grad_outputs = _as_tuple(grad_outputs, "grad(): grad_outputs")
     roots, root_grads = _make_grads(outputs, grad_outputs, is_grads_batched, "grad()")
     keys = [_key(t) for t in inputs]
     root_keys = [_key(t) for t in roots]
@@ -197,14 +199,14 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
     """
     if retain_graph is None:
         retain_graph = create_graph
-    tensors, _ = _as_tuple(tensors, "backward(): tensors")
+    tensors = _as_tuple(tensors, "backward(): tensors")
     if grad_tensors is None:
         grad_tensors = (None,) * len(tensors)
     else:
-        grad_tensors, _ = _as_tuple(grad_tensors, "backward(): grad_tensors")
+        grad_tensors = _as_tuple(grad_tensors, "backward(): grad_tensors")
     roots, root_grads = _make_grads(tensors, grad_tensors, False, "backward()")
     if inputs is not None:
-        inputs, _ = _as_tuple(inputs, "backward(): inputs")
+        inputs = _as_tuple(inputs, "backward(): inputs")
         if not inputs:
             raise RuntimeError("backward(): inputs argument passed to backward() cannot be "
                                "empty.")

@@ -16,18 +16,9 @@ class GradcheckError(RuntimeError):
 
 
 def _outputs_tuple(out):
-    from tensorplay._tensor import Tensor
-    if isinstance(out, Tensor):
-        return (out,)
-    if not isinstance(out, (tuple, list)):
-        raise TypeError(f"gradcheck(): the function must return a Tensor or a tuple of "
-                        f"Tensors, got {type(out).__name__}")
-    out = tuple(out)
-    for o in out:
-        if not isinstance(o, Tensor):
-            raise TypeError(f"gradcheck(): the function must return Tensors, got "
-                            f"{type(o).__name__}")
-    return out
+    """The function's result as a tuple of Tensors (TypeError otherwise)."""
+    from tensorplay.autograd.functional import _as_tuple
+    return _as_tuple(out, "outputs", "gradcheck")[1]
 
 
 def _numerical_jacobians(func, inputs, diff_idx, eps):

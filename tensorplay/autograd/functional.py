@@ -80,7 +80,7 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False, mode="reversed")
     """
     if mode not in ("reversed", "forward"):
         raise ValueError(f"jvp(): mode must be 'reversed' or 'forward', got {mode!r}")
-    is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jvp")
+    _, inputs = _as_tuple(inputs, "inputs", "jvp")   # result structure follows the outputs
     for i, t in enumerate(inputs):
         if t._data.dtype.kind != "f":
             raise RuntimeError(f"jvp(): inputs[{i}] must be a floating point tensor, got "

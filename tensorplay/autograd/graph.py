@@ -256,5 +256,7 @@ def run_backward(roots, root_grads, targets, *, retain_graph, create_graph):
 
 
 def _sum_to_shape(g, shape):
-    from tensorplay._ops.registry import sum_to_shape
-    return sum_to_shape(g, shape)
+    """registry.sum_to_shape, bound on first use (graph.py loads before the registry)."""
+    global _sum_to_shape
+    from tensorplay._ops.registry import sum_to_shape as _sum_to_shape
+    return _sum_to_shape(g, shape)
