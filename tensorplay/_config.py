@@ -3,7 +3,7 @@ import sys
 
 import numpy as np
 
-from tensorplay._kernels import _openmp_helpers
+from tensorplay._kernels import _omp_env, _openmp_helpers
 
 __all__ = ["set_num_threads", "get_num_threads", "show_config"]
 
@@ -24,9 +24,14 @@ MAX_THREADS = 1024
 
 
 def set_num_threads(n):
-    """Set the maximum number of OpenMP threads the kernels use.
+    """Set the maximum number of threads tensorplay uses: its OpenMP kernels and
+    the BLAS behind ``matmul``, one budget.
 
-    Kernels still run serially on arrays too small to pay for a second thread.
+    Matrix products run BLAS calls on tensorplay's own threads with the BLAS
+    pinned to one thread per call, so the two never compete for cores (see
+    ``tensorplay/_kernels/linalg.pyx``); a user's own numpy calls keep numpy's
+    threads.  Kernels still run serially on arrays too small to pay for a second
+    thread.
 
     Args:
         n (int): from 1 to 1024.  Ignored (with no error) when built without OpenMP.
@@ -52,12 +57,14 @@ def get_num_threads():
 
 def show_config():
     """Print the version, the build (OpenMP on or off) and the thread settings."""
-    from tensorplay import __version__
+    from tensorplay import __version__, _blas
     lines = [
         f"tensorplay {__version__}",
         f"python {sys.version.split()[0]}, numpy {np.__version__}",
         f"OpenMP: {'enabled' if _openmp_helpers.openmp_enabled() else 'DISABLED (serial kernels)'}",
         f"threads: {get_num_threads()} (processors: {_openmp_helpers.omp_num_procs()})",
+        f"OpenMP idle workers: {_omp_env.STATUS}",
+        f"matmul: {_blas.info()}",
     ]
     try:
         from tensorplay._kernels import _build_info

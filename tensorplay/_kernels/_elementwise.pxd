@@ -22,8 +22,8 @@ cdef enum:
     # costs ~1.1 us.  Measured on the 2-core AVX-512 dev box, 1 vs 2 threads:
     #   exp f32: 8K 2.4/2.6 us, 16K 5.0/4.1;  exp f64: 8K 5.0/3.9;  tanh f64: 4K 5.9/4.4
     #   add f32: 16K 1.9/2.4, 32K 4.7/3.4;    add f64: 16K 3.1/3.0, 32K 7.6/5.6
-    THRESH_TRANSC = 8192   # exp, log, tanh, sigmoid, pow
-    THRESH_CHEAP = 32768   # neg, relu, sqrt, add, sub, mul, div, vjps
+    THRESH_TRANSC = 65536  # exp, log, tanh, sigmoid, pow
+    THRESH_CHEAP = 65536   # neg, relu, sqrt, add, sub, mul, div, vjps
 
 
 cdef struct ElemIter:

@@ -1,10 +1,17 @@
-"""Matrix products.  The forward is ``numpy.matmul``, which calls the BLAS numpy
-was built with (OpenBLAS for the PyPI wheels): nobody hand-writes a GEMM
-(DESIGN.md, fixed point 6).
+"""Matrix products.  The forward is a BLAS GEMM (the one numpy loaded: OpenBLAS
+for the PyPI wheels; nobody hand-writes a GEMM, DESIGN.md fixed point 6) run on
+tensorplay's own threads with the BLAS pinned to one thread
+(``tensorplay/_kernels/linalg.pyx``, ``tensorplay/_blas.py``).  Batch shapes the
+kernel does not take (more than one batch dim, broadcast batch dims) go through
+``numpy.matmul`` with the same pin.
 """
 import numpy as np
 
-from tensorplay._ops._common import as_tensor_arg
+from tensorplay import _blas
+from tensorplay._kernels import linalg as _kl
+from tensorplay._ops._common import CONFIG, as_tensor_arg
+from tensorplay._pool import MIN_BYTES as POOL_MIN_BYTES
+from tensorplay._pool import empty as pool_empty
 from tensorplay._ops.registry import apply, defop, tangent_sum
 
 __all__ = ["matmul"]
@@ -33,8 +40,64 @@ def _matmul_vjp_b(g, out, a, b):
     return matmul(a.mT, g)
 
 
+def _gemm(a3, b3, out3):
+    """out3 := a3 @ b3 (3-D arrays) on tensorplay's threads; copies a layout BLAS
+    cannot take (a non-unit stride in both matrix dims) once."""
+    nt = CONFIG.num_threads
+    if not _kl.gemm(a3, b3, out3, nt):
+        _kl.gemm(np.ascontiguousarray(a3), np.ascontiguousarray(b3), out3, nt)
+
+
+def _empty(shape, dtype):
+    nbytes = dtype.itemsize
+    for s in shape:
+        nbytes *= s
+    return np.empty(shape, dtype) if nbytes < POOL_MIN_BYTES else pool_empty(shape, dtype)
+
+
+def _matmul_forward(a, b):
+    """numpy.matmul's semantics (1-D promotion, batch broadcasting) over ``_gemm``."""
+    if not _blas.load() or a.dtype.kind != "f":
+        _kl.pin()
+        try:
+            return np.asarray(np.matmul(a, b))
+        finally:
+            _kl.unpin()
+    a_vec, b_vec = a.ndim == 1, b.ndim == 1
+    if a_vec:
+        a = a[None, :]
+    if b_vec:
+        b = b[:, None]
+    m, n = a.shape[-2], b.shape[-1]
+    if a.ndim == 2 and b.ndim == 2:
+        out = _empty((m, n), a.dtype)
+        _gemm(a[None], b[None], out[None])
+    elif a.ndim == 3 and b.ndim == 2 and a.flags.c_contiguous:
+        out = _empty((a.shape[0], m, n), a.dtype)        # (B, m, k) @ (k, n): one GEMM
+        _gemm(a.reshape(1, -1, a.shape[2]), b[None], out.reshape(1, -1, n))
+    elif a.ndim <= 3 and b.ndim <= 3:
+        a3 = a if a.ndim == 3 else a[None]
+        b3 = b if b.ndim == 3 else b[None]
+        nb = max(a3.shape[0], b3.shape[0])
+        if a3.shape[0] not in (1, nb) or b3.shape[0] not in (1, nb):
+            raise AssertionError("matmul: batch shapes were checked by the caller")
+        out = _empty((nb, m, n), a.dtype)
+        _gemm(a3, b3, out)
+    else:                                   # several batch dims: numpy, BLAS pinned
+        _kl.pin()
+        try:
+            out = np.asarray(np.matmul(a, b))
+        finally:
+            _kl.unpin()
+    if b_vec:
+        out = out[..., 0]
+    if a_vec:
+        out = out[..., 0, :] if not b_vec else out[..., 0]
+    return out
+
+
 # d(a @ b) = da @ b + a @ db
-_matmul = defop("matmul", lambda a, b: np.asarray(np.matmul(a, b)),
+_matmul = defop("matmul", _matmul_forward,
                 vjp=(_matmul_vjp_a, _matmul_vjp_b),
                 jvp=lambda ts, out, a, b: tangent_sum(
                     None if ts[0] is None else matmul(ts[0], b),

@@ -1,0 +1,152 @@
+"""One thread budget: matmul's BLAS runs on tensorplay's threads, pinned to one
+thread per call, and the OpenMP runtime starts with passive waiting.
+
+Values are checked against numpy.matmul; thread behaviour through the BLAS's own
+thread setting (openblas_get_num_threads) and fresh interpreters for the
+import-time environment handling.  No timings (speed is shown by benchmarks).
+"""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import tensorplay as tp
+from tensorplay import _blas
+from tensorplay._kernels import linalg as _kl
+
+needs_blas = pytest.mark.skipif(not _blas.load(), reason="numpy's BLAS symbols not found")
+RTOL = {np.float32: 2e-5, np.float64: 1e-12}
+
+
+def _layouts(rng, m, k, n, dtype):
+    """(a, b) pairs covering row-major, column-major, sliced and vector operands."""
+    a = rng.standard_normal((m, k)).astype(dtype)
+    b = rng.standard_normal((k, n)).astype(dtype)
+    return [
+        (a, b),
+        (np.asfortranarray(a), b),
+        (a, np.asfortranarray(b)),
+        (a[::2], b),                                 # row stride 2 k
+        (a[:, ::2], b[::2]),                         # no unit stride: copied
+        (a[:1], b), (a[:, :1], b[:1]),               # size-1 dims, arbitrary strides
+        (a[0], b), (a, b[:, 0]), (a[0], b[:, 0]),    # 1-D operands
+    ]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("mkn", [(7, 5, 3), (300, 200, 100), (40, 2000, 3), (3, 64, 900)])
+def test_matmul_layouts_match_numpy(dtype, mkn):
+    rng = np.random.default_rng(0)
+    for a, b in _layouts(rng, *mkn, dtype):
+        got = (tp.from_numpy(a) @ tp.from_numpy(b)).numpy()
+        want = a @ b
+        assert got.shape == want.shape
+        np.testing.assert_allclose(got, want, rtol=RTOL[dtype], atol=RTOL[dtype] * 10)
+
+
+@pytest.mark.parametrize("shapes", [((4, 30, 20), (4, 20, 10)), ((4, 30, 20), (20, 10)),
+                                    ((30, 20), (4, 20, 10)), ((1, 30, 20), (4, 20, 10)),
+                                    ((4, 30, 20), (1, 20, 10)), ((2, 3, 5, 4), (3, 4, 6)),
+                                    ((2, 1, 5, 4), (3, 4, 6)), ((64, 9, 8), (8, 7))])
+def test_batched_matmul_matches_numpy(shapes):
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal(shapes[0])
+    b = rng.standard_normal(shapes[1])
+    np.testing.assert_allclose((tp.from_numpy(a) @ tp.from_numpy(b)).numpy(), a @ b,
+                               rtol=1e-12, atol=1e-12)
+    at = np.swapaxes(a, -1, -2).copy()          # transposed batch views
+    np.testing.assert_allclose((tp.from_numpy(at).mT @ tp.from_numpy(b)).numpy(), a @ b,
+                               rtol=1e-12, atol=1e-12)
+
+
+@needs_blas
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_gemm_threads_agree(dtype):
+    """Row-split, column-split and batch-parallel GEMMs give one thread's result."""
+    rng = np.random.default_rng(2)
+    for sa, sb in [((1, 600, 300), (1, 300, 400)), ((1, 16, 500), (1, 500, 3000)),
+                   ((6, 200, 200), (6, 200, 200))]:
+        a = rng.standard_normal(sa).astype(dtype)
+        b = rng.standard_normal(sb).astype(dtype)
+        outs = []
+        for nt in (1, 2, 3):
+            out = np.empty((sa[0], sa[1], sb[2]), dtype)
+            assert _kl.gemm(a, b, out, nt)
+            outs.append(out)
+        np.testing.assert_allclose(outs[0], a @ b, rtol=RTOL[dtype], atol=RTOL[dtype] * 50)
+        for out in outs[1:]:
+            np.testing.assert_allclose(out, outs[0], rtol=RTOL[dtype], atol=RTOL[dtype] * 50)
+
+
+@needs_blas
+def test_gemm_rejects_bad_arguments():
+    a = np.ones((1, 3, 4))
+    with pytest.raises(ValueError, match="shapes"):
+        _kl.gemm(a, np.ones((1, 5, 2)), np.empty((1, 3, 2)), 1)
+    with pytest.raises(ValueError, match="dtypes"):
+        _kl.gemm(a, np.ones((1, 4, 2), np.float32), np.empty((1, 3, 2)), 1)
+    with pytest.raises(ValueError, match="C-contiguous"):
+        _kl.gemm(a, np.ones((1, 4, 2)), np.empty((1, 2, 3)).transpose(0, 2, 1), 1)
+    no_unit_stride = np.ones((1, 6, 8))[:, ::2, ::2]          # (1, 3, 4)
+    assert not _kl.gemm(no_unit_stride, np.ones((1, 4, 2)), np.empty((1, 3, 2)), 1)
+
+
+@needs_blas
+def test_matmul_leaves_the_blas_thread_setting_alone():
+    """The pin is undone after every product; pins nest."""
+    before = _kl.blas_threads()
+    x = tp.randn(300, 300)
+    _ = x @ x
+    assert _kl.blas_threads() == before
+    with pytest.raises(RuntimeError):
+        tp.randn(3, 4) @ tp.randn(5, 2)
+    assert _kl.blas_threads() == before
+    _kl.pin()
+    _kl.pin()
+    assert _kl.blas_threads() == 1
+    _kl.unpin()
+    assert _kl.blas_threads() == 1
+    _kl.unpin()
+    assert _kl.blas_threads() == before
+
+
+def test_matmul_gradients_through_blas_path():
+    """VJPs of transposed and batched products (mT views reach BLAS uncopied)."""
+    a = tp.randn(5, 7, 3, dtype=tp.float64, requires_grad=True)
+    b = tp.randn(3, 4, dtype=tp.float64, requires_grad=True)
+    assert tp.autograd.gradcheck(lambda a, b: a @ b, (a, b))
+    assert tp.autograd.gradgradcheck(lambda a, b: a @ b, (a, b))
+
+
+def _fresh(code, **env):
+    full = dict(os.environ)
+    for k in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "TENSORPLAY_BLAS"):
+        full.pop(k, None)
+    full.update(env)
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env=full, check=True).stdout.split()
+
+
+STATUS = ("import os, tensorplay; from tensorplay._kernels import _omp_env; "
+          "print(_omp_env.STATUS.split()[0], os.environ.get('OMP_WAIT_POLICY', '-'))")
+
+
+def test_passive_wait_is_set_for_the_runtime_only():
+    """tensorplay starts OpenMP with passive waiting and leaves os.environ as it was."""
+    assert _fresh(STATUS) == ["passive", "-"]
+
+
+def test_users_wait_policy_wins():
+    assert _fresh(STATUS, OMP_WAIT_POLICY="active") == ["left", "active"]
+
+
+def test_numpy_fallback_matches():
+    """TENSORPLAY_BLAS=numpy forces numpy.matmul (the path for a BLAS without the
+    symbols tensorplay looks for)."""
+    code = ("import numpy as np, tensorplay as tp; from tensorplay import _blas; "
+            "a = np.arange(12.).reshape(3, 4); b = np.arange(8.).reshape(4, 2); "
+            "print(_blas.load(), float(np.abs((tp.from_numpy(a) @ tp.from_numpy(b))"
+            ".numpy() - a @ b).max()))")
+    assert _fresh(code, TENSORPLAY_BLAS="numpy") == ["False", "0.0"]
