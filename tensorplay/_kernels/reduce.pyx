@@ -27,8 +27,8 @@ cnp.import_array()
 
 cdef enum:
     RCHUNK = 16384       # elements per task, row path
-    BB = 256             # columns per block, column path
-    TASK = 32768         # target elements per task, column path
+    BB = 2048            # columns per block, column path
+    TASK = 262144        # target elements per task, column path
     THRESH_SUM = 65536   # serial below this many input elements
 
 
