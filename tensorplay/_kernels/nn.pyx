@@ -4,15 +4,15 @@
 #    (vectorised through libmvec);  s = sum_r out (double, 16 lanes);
 #    out = (x - m) - log s.  B == 1 is the fast path (rows contiguous); for B > 1
 #    the same three passes run over blocks of BB columns, vectorised over b.
-#    prange over rows (or (row, b-block) tasks) from THRESH elements on.  A single
-#    huge row runs on one thread.  log_softmax_vjp (out = g - exp(y) sum_r g) runs
+#    prange over rows (or (row, b-block) tasks) with one thread per GRAIN
+#    elements (_openmp_helpers.pxd).  A single huge row runs on one thread.  log_softmax_vjp (out = g - exp(y) sum_r g) runs
 #    through the same dispatcher.
 #    Edge cases follow the formula as numpy evaluates it: a row of all -inf gives
 #    x - m = -inf - (-inf) = nan, so the row is nan; a row holding +inf or nan is
 #    nan as well.  R == 0: nothing to write.
 # b) nll_fwd / nll_vjp: the negative log-likelihood of log-probabilities, mean
 #    over the batch.  nll_fwd is a gather (serial: N reads, always cheap);
-#    nll_vjp zero-fills out (threaded above THRESH) and scatters -g/N.
+#    nll_vjp zero-fills out (threaded above THRESH_FILL) and scatters -g/N.
 # Point functions for exp/log are in _math.pxd.  Directives are set in setup.py.
 cimport numpy as cnp
 from cython cimport floating
@@ -22,12 +22,12 @@ from libc.math cimport INFINITY
 
 from ._math cimport _exp_fwd, _log_fwd
 from ._accumulate cimport _max_contig, _sum_contig
+from ._openmp_helpers cimport GRAIN, _threads_for
 
 cnp.import_array()
 
 cdef enum:
     BB = 256
-    THRESH = 16384          # exp-like: serial below this many elements
     THRESH_FILL = 262144    # memset
 
 
@@ -112,7 +112,7 @@ cdef void _lsm_dispatch(bint vjp, const floating* x, const floating* y, floating
     """Run the forward (vjp=0: x -> out) or the VJP (vjp=1: g=x, y -> out) over
     (A, R, B): rows in parallel when B == 1, else (row, b-block) tasks."""
     cdef Py_ssize_t a, task, nbb
-    cdef int nt = n_threads if A * R * B >= THRESH else 1
+    cdef int nt = _threads_for(A * R * B, GRAIN, n_threads)
     if B == 1:
         if nt > A:
             nt = <int>A
@@ -243,7 +243,7 @@ def nll_fwd(cnp.ndarray logp not None, cnp.ndarray target not None, int n_thread
 cdef void _nll_scatter(floating* out, const cnp.int64_t* target, Py_ssize_t N,
                        Py_ssize_t C, double v, int n_threads) noexcept nogil:
     cdef Py_ssize_t i, k, nblk, per, s, e, n = N * C
-    cdef int nt = n_threads if n >= THRESH_FILL else 1
+    cdef int nt = _threads_for(n, THRESH_FILL // 2, n_threads)
     if nt > 1:
         per = ((n + nt - 1) // nt + 63) & ~(<Py_ssize_t>63)
         for k in prange(nt, schedule='static', num_threads=nt):

@@ -12,8 +12,8 @@
 #                            accumulated in a stack buffer of doubles, the b loop
 #                            vectorised;
 #    partial sums of r-chunks go to a buffer and are added in order, so results
-#    are bit-identical for every n_threads.  prange over tasks from THRESH_SUM
-#    elements on.  The GIL is released.
+#    are bit-identical for every n_threads.  prange over tasks with one thread
+#    per GRAIN_SUM elements (_threads_for).  The GIL is released.
 # Directives are set in setup.py (see unary.pyx.tp).
 cimport numpy as cnp
 from cython cimport floating
@@ -22,6 +22,7 @@ from libc.stdlib cimport malloc, free
 from libc.string cimport memset
 
 from ._accumulate cimport _sum_contig
+from ._openmp_helpers cimport _threads_for
 
 cnp.import_array()
 
@@ -29,7 +30,7 @@ cdef enum:
     RCHUNK = 16384       # elements per task, row path
     BB = 2048            # columns per block, column path
     TASK = 262144        # target elements per task, column path
-    THRESH_SUM = 65536   # serial below this many input elements
+    GRAIN_SUM = 32768    # input elements per thread, at least
 
 
 cdef void _row_task(const floating* x, Py_ssize_t R, Py_ssize_t nrc, Py_ssize_t task,
@@ -73,7 +74,7 @@ cdef int _sum(const floating* x, floating* out, Py_ssize_t A, Py_ssize_t R,
     cdef Py_ssize_t nrc, nbb, rc, ntask, task, a, b, c
     cdef double* part = NULL
     cdef double s
-    cdef int nt = n_threads if A * R * B >= THRESH_SUM else 1
+    cdef int nt = _threads_for(A * R * B, GRAIN_SUM, n_threads)
     if B == 1:
         nrc = (R + RCHUNK - 1) // RCHUNK
         rc = RCHUNK
@@ -122,7 +123,7 @@ def sum_fwd(cnp.ndarray x not None, cnp.ndarray out not None, int n_threads):
 
     x : C-contiguous float32/float64 array of shape (A, R, B) (IN)
     out : C-contiguous array of shape (A, B), x's dtype (OUT); zeros if R == 0
-    n_threads : int >= 1, used only from 65536 input elements on
+    n_threads : int >= 1, one per 32768 input elements at most
     """
     cdef int t = cnp.PyArray_TYPE(x)
     cdef Py_ssize_t A, R, B
