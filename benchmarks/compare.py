@@ -212,6 +212,9 @@ def worker(name, min_time, min_calls, warmup):
     out = {key: harness.median_of_calls(fn, min_time, min_calls, warmup)
            for key, fn in (("mlp", lambda: harness.mlp_step(lib, data)),
                            ("jvp", lambda: harness.mlp_jvp(lib, data, "forward")))}
+    others = sorted(m for n, m in MODULES.items() if n != name and m in sys.modules)
+    if others:
+        raise SystemExit(f"the {name} worker must not import {others}")
     print(json.dumps(out))
 
 
