@@ -67,9 +67,11 @@ class Result:
     notes: list = field(default_factory=list)
 
     def median(self, name):
+        """Median seconds (per op if ``per``) of ``name``, or None if not timed."""
         return float(np.median(self.times[name])) / self.per if name in self.times else None
 
     def ratio(self, name):
+        """Median per-round ratio tp / ``name``, or None if either is missing."""
         if "tp" in self.times and name in self.times:
             return harness.median_ratio(self.times["tp"], self.times[name])
         return None
@@ -299,6 +301,7 @@ def print_table(results, bandwidth, bandwidth_bytes):
 
 
 def print_header(libs, settings):
+    """Versions, thread counts, load average and time: what the numbers depend on."""
     tp = libs["tp"]
     torch = libs.get("torch")
     print(f"tensorplay {tp.__version__} ({tp.get_num_threads()} threads), numpy "

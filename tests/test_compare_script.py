@@ -41,6 +41,17 @@ def test_selftest_with_torch_has_ratios(capsys):
     assert "tp jvp fwd / tp forward pass" in out
 
 
+def test_hvp_row_runs_once_tensorplay_has_hvp(monkeypatch):
+    # a stand-in with torch's signature until tensorplay.autograd.functional.hvp exists
+    import tensorplay as tp
+    monkeypatch.setattr(tp.autograd.functional, "hvp",
+                        lambda func, inputs, v: (func(*inputs), v), raising=False)
+    op, _, build, _ = compare._hvp_row()
+    cands, _ = build({"tp": tp})
+    loss, hv = cands["tp"]()
+    assert op == "hvp" and loss.shape == () and len(hv) == 4
+
+
 def test_fresh_worker_beside_a_busy_process():
     (mlp, jvp) = compare.run_fresh(["tp"], rounds=1, min_time=0.0, min_calls=1, warmup=0,
                                    loads=(True,))
