@@ -1,6 +1,9 @@
-"""One-run comparison of tensorplay's elementwise kernels with numpy (and torch).
+"""Kernel-level comparison of tensorplay's elementwise kernels with numpy (and torch).
 
-Run from the repository root after building (``pip install -e .``)::
+This is the kernel developer's view (preallocated outputs, a chosen thread
+count); ``benchmarks/compare.py`` is the user's view of the whole library at
+default settings.  Run from the repository root after building
+(``pip install -e .``)::
 
     env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE python benchmarks/compare_kernels.py
     python benchmarks/compare_kernels.py --n 1000000 --threads 2 --repeat 200
@@ -17,18 +20,18 @@ float64, it times
 * ``torch``   -- the torch function with ``out=`` if torch is importable
   (``torch.set_num_threads(threads)``).
 
-Each number is the median over ``--repeat`` timeit runs of ``--number`` calls, the
-candidates interleaved run by run (the machine is shared and noisy: compare
+Each number is the median over ``--repeat`` rounds of ``--number`` calls, the
+candidates alternating round by round (the machine is shared and noisy: compare
 medians and ratios, not single runs).  With 2 threads on a 2-core machine, any
 other busy process makes the threaded kernels stall for scheduler time slices:
 benchmark on an idle machine, or compare with ``--threads 1``.
 The ratio columns are numpy_time / tensorplay_time (> 1: tensorplay faster).
 """
 import argparse
-import timeit
 
 import numpy as np
 
+import harness
 from tensorplay._kernels import binary, unary
 from tensorplay._kernels._openmp_helpers import omp_max_threads, openmp_enabled
 
@@ -39,13 +42,10 @@ except ImportError:          # torch is optional
 
 
 def median_times(fns, repeat, number):
-    """Median seconds per call of each fn; the fns are interleaved in every repeat
+    """Median seconds per call of each fn, the fns alternating round by round
     so that a burst of load on the shared machine hits all of them alike."""
-    times = [[] for _ in fns]
-    for _ in range(repeat):
-        for t, fn in zip(times, fns):
-            t.append(timeit.timeit(fn, number=number) / number)
-    return [float(np.median(t)) for t in times]
+    times = harness.alternating_rounds(dict(enumerate(fns)), repeat, number=number)
+    return [float(np.median(times[i])) for i in range(len(fns))]
 
 
 def np_sigmoid_out(x, out):

@@ -1,83 +1,72 @@
-"""Per-op Python overhead on tiny tensors: tensorplay against PyTorch (when installed).
+"""Per-op Python overhead on tiny tensors, broken down: tensorplay against PyTorch.
 
-Run from the repository root after building (``pip install -e .``)::
+``benchmarks/compare.py`` reports one number for this (its "tiny chain" row,
+forward + backward); this script splits it up.  Run from the repository root
+after building (``pip install -e .``)::
 
     python benchmarks/compare_overhead.py
 
-On 1-element float32 tensors it times, per op (median of ``--repeat`` runs):
+On the same chain as compare.py (``harness.tiny_chain``: mul, add and tanh
+links on a 1-element float32 tensor, then a sum) it times, per op:
 
-* ``fwd``      -- ``y = y * 1.01 + 0.1`` chains without grad (no graph);
+* ``fwd``      -- the chain without grad (no graph);
 * ``fwd+rec``  -- the same chain recording the graph (input requires grad);
 * ``fwd+bwd``  -- recording plus ``autograd.grad`` back to the input;
 * ``jvp fwd``  -- ``functional.jvp(mode="forward")`` of the chain (tensorplay only).
 
 The kernels do almost nothing at this size, so the numbers are the cost of the
-Python layer: dispatch, promotion, graph nodes, the engine.  DESIGN.md's target
-is at or below PyTorch's.  Compare ratios, not absolute times (shared machine).
+Python layer: dispatch, promotion, graph nodes, the engine.  Both libraries run
+at their defaults; the two alternate round by round and the ``tp / torch`` line
+is the median of the per-round ratios (shared machine: read ratios, not times).
 """
 import argparse
-import timeit
 
 import numpy as np
 
+import harness
 import tensorplay as tp
 
-CHAIN = 10            # each link is two ops (mul, add); plus one sum
 
-
-def _chain(x):
-    y = x
-    for _ in range(CHAIN):
-        y = y * 1.01 + 0.1
-    return y.sum()
-
-
-def _time(fn, repeat, number):
-    return float(np.median([timeit.timeit(fn, number=number) / number
-                            for _ in range(repeat)]))
+def columns(lib):
+    """Column name -> zero-argument callable timing that column in ``lib``."""
+    x0, x1 = lib.ones(1), lib.ones(1, requires_grad=True)
+    cols = {"fwd": lambda: harness.tiny_chain(x0),
+            "fwd+rec": lambda: harness.tiny_chain(x1),
+            "fwd+bwd": lambda: lib.autograd.grad(harness.tiny_chain(x1), x1)}
+    if lib is tp:
+        cols["jvp fwd"] = lambda: tp.autograd.functional.jvp(harness.tiny_chain, x0,
+                                                             tp.ones(1), mode="forward")
+    return cols
 
 
 def main(argv=None):
+    """Print microseconds per op for each library and column, and tp / torch."""
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--repeat", type=int, default=15)
-    p.add_argument("--number", type=int, default=300)
+    p.add_argument("--repeat", type=int, default=15, help="rounds")
+    p.add_argument("--number", type=int, default=300, help="chains per measurement")
     args = p.parse_args(argv)
-    n_ops = 2 * CHAIN + 1
-    rows = {}
-    x0 = tp.ones(1)
-    x1 = tp.ones(1, requires_grad=True)
-    rows["tensorplay"] = {
-        "fwd": _time(lambda: _chain(x0), args.repeat, args.number),
-        "fwd+rec": _time(lambda: _chain(x1), args.repeat, args.number),
-        "fwd+bwd": _time(lambda: tp.autograd.grad(_chain(x1), x1), args.repeat,
-                         args.number),
-        "jvp fwd": _time(lambda: tp.autograd.functional.jvp(
-            lambda x: _chain(x), x0, tp.ones(1), mode="forward"),
-            args.repeat, args.number),
-    }
+    libs = {"tensorplay": tp}
     try:
         import torch
-        torch.set_num_threads(1)
-        t0 = torch.ones(1)
-        t1 = torch.ones(1, requires_grad=True)
-        rows["torch"] = {
-            "fwd": _time(lambda: _chain(t0), args.repeat, args.number),
-            "fwd+rec": _time(lambda: _chain(t1), args.repeat, args.number),
-            "fwd+bwd": _time(lambda: torch.autograd.grad(_chain(t1), t1),
-                             args.repeat, args.number),
-        }
+        libs["torch"] = torch
     except ImportError:
         pass
-    cols = ["fwd", "fwd+rec", "fwd+bwd", "jvp fwd"]
-    print(f"microseconds per op (chains of {n_ops} ops on 1-element float32 tensors)")
-    print(f"{'':12}" + "".join(f"{c:>10}" for c in cols))
-    for name, r in rows.items():
-        print(f"{name:12}" + "".join(f"{r[c] / n_ops * 1e6:10.2f}" if c in r else f"{'-':>10}"
-                                     for c in cols))
-    if "torch" in rows:
+    per_lib = {name: columns(lib) for name, lib in libs.items()}
+    names = ["fwd", "fwd+rec", "fwd+bwd", "jvp fwd"]
+    times = {c: harness.alternating_rounds({n: cols[c] for n, cols in per_lib.items()
+                                            if c in cols}, args.repeat, number=args.number)
+             for c in names}
+    print(f"microseconds per op (chains of {harness.TINY_OPS} ops on 1-element float32 "
+          f"tensors)")
+    print(f"{'':12}" + "".join(f"{c:>10}" for c in names))
+    for name in libs:
+        print(f"{name:12}" + "".join(
+            f"{np.median(times[c][name]) / harness.TINY_OPS * 1e6:10.2f}"
+            if name in times[c] else f"{'-':>10}" for c in names))
+    if "torch" in libs:
         print(f"{'tp / torch':12}" + "".join(
-            f"{rows['tensorplay'][c] / rows['torch'][c]:10.2f}" if c in rows["torch"]
-            else f"{'-':>10}" for c in cols))
+            f"{harness.median_ratio(times[c]['tensorplay'], times[c]['torch']):10.2f}"
+            if "torch" in times[c] else f"{'-':>10}" for c in names))
 
 
 if __name__ == "__main__":

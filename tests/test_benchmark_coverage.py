@@ -23,3 +23,18 @@ def test_every_benchmark_runs_once():
             b = cls()
             b.setup(op, bench_ops.SIZES[0], "float64")
             getattr(b, meth)(op, bench_ops.SIZES[0], "float64")
+
+
+def test_model_benchmarks_run_once():
+    # the whole-workload suite (time_ and peakmem_), the deep chain cut to 3 layers
+    from benchmarks.benchmarks import bench_models
+    mlp = bench_models.MLPStep()
+    mlp.setup()
+    mlp.time_step()
+    grads = mlp._step()
+    assert [g.shape for g in grads] == [p.shape for p in mlp.params]
+    chain = bench_models.DeepChain()
+    chain.layers = 3
+    chain.setup()
+    chain.peakmem_forward_backward()
+    assert len(chain._forward_backward()) == 3

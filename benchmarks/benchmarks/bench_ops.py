@@ -5,8 +5,9 @@
 entry.  Forward, VJP and JVP are timed separately (HIPS/autograd's
 ``bench_numpy_vjps.py`` style), over size and dtype.
 
-Run with asv (``cd benchmarks && asv run``) or without it:
-``python -m benchmarks.bench_ops`` from the repository root prints one table.
+Run with asv (``cd benchmarks && asv machine --yes && asv run --python=same
+--quick``, README's Speed section) or without it:
+``python -m benchmarks.benchmarks.bench_ops`` from the repository root prints one table.
 """
 import numpy as np
 
