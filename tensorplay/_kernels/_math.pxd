@@ -77,16 +77,20 @@ cdef inline floating _tanh_vjp(floating g, floating y) noexcept nogil:
 
 
 # ---- sigmoid: y = 1/(1+e^-x) ;  dy/dx = y (1 - y) -------------------------------
-# Stable for any x and branch-free (a blend), so the loop vectorises:
-#   e = exp(-|x|) in (0, 1];  r = 1/(1+e);  x >= 0 ? r : e*r   (= e^x/(1+e^x))
+# Stable for any x and branch-free, so the loop vectorises (through libmvec's exp):
+#   e = exp(-|x|) in [0, 1];  t = x >= 0 ? 1 : e;  y = t / (1 + e)  (= e^x/(1+e^x)
+#   for x < 0).  The select picks a value, not an operation: the older form
+#   `x >= 0 ? r : e * r` kept the multiply inside a branch, GCC (-ftrapping-math)
+#   did not if-convert it, and the loop ran through scalar expf, 5.6x torch's time
+#   at 1M float32 on one thread.  One rounding (t / (1 + e)) instead of two, too.
 cdef inline floating _sigmoid_fwd(floating x) noexcept nogil:
-    cdef floating e, r
+    cdef floating e, t
     if floating is float:
         e = expf(-fabsf(x))
     else:
         e = exp(-fabs(x))
-    r = 1 / (1 + e)
-    return r if x >= 0 else e * r
+    t = 1 if x >= 0 else e
+    return t / (1 + e)
 
 cdef inline floating _sigmoid_vjp(floating g, floating y) noexcept nogil:
     return g * y * (1 - y)
