@@ -53,8 +53,12 @@ cdef inline floating _exp_fwd(floating x) noexcept nogil:
         return exp(x)
 
 cdef inline floating _exp_vjp(floating g, floating y) noexcept nogil:
-    """g * y (strong zero in g); also mul's VJP g * other (the mul_backward kernel)."""
-    return _sz(g, g * y)
+    """g * y, exactly 0 where g == 0 or y == 0 (a strong zero on both sides: the
+    product is symmetric, and the rules of the fused kernels use it for
+    derivatives of kernels that are identically 0 where their g is 0, see
+    elementwise.py); also mul's VJP g * other (the mul_backward kernel)."""
+    cdef floating r = g * y
+    return 0 if (g == 0 or y == 0) else r
 
 
 # ---- log:  y = ln x ;  dy/dx = 1/x  (domain x > 0; log(0) = -inf, x<0 -> nan) ---
@@ -146,12 +150,12 @@ cdef inline floating _pow_fwd(floating a, floating b) noexcept nogil:
 
 
 # ---- div:  y = a / b ;  dy/db = -a/b^2 = -y/b ---------------------------------------
-# -(g*y)/b, exactly 0 where the product g*y is 0 (a strong zero in g, and in y = 0,
-# where -0/b is 0 anyway except at b = 0: 0/0).  The rules of sqrt_backward and
+# -(g*y)/b, exactly 0 where g == 0 or y == 0 (a strong zero in g, and in y, where
+# -0/b is 0 anyway except at b = 0: 0/0).  The rules of sqrt_backward and
 # div_backward use this for their second derivatives (-f/x with f = 0 at x = 0).
 cdef inline floating _div_vjp_other(floating g, floating y, floating b) noexcept nogil:
-    cdef floating p = g * y
-    return _sz(p, -p / b)
+    cdef floating r = -(g * y) / b
+    return 0 if (g == 0 or y == 0) else r
 
 
 # ---- pow:  y = a^b ;  dy/da = b a^(b-1) ;  dy/db = a^b log a -------------------------

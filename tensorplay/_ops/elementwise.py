@@ -28,7 +28,8 @@ where      where(c, g, 0), where(c, 0, g)              (a select: already one pa
 
 **Strong zero.**  Every fused derivative kernel returns exactly 0 where its
 cotangent (or tangent) ``g`` is 0, whatever f'(x) is there: ``0 * inf = 0`` and
-``0 * nan = 0`` (one select in the loop).  So the branch that ``where`` did not
+``0 * nan = 0`` (one select in the loop; ``mul_backward`` and
+``div_backward_other`` also where their second factor is 0).  So the branch that ``where`` did not
 select cannot turn a gradient into nan: ``where(x < 50, x.exp(), 3 * x)`` at
 x = 200 (float32, exp overflows) has gradient 3, and ``where(s > 0, sqrt(s), 0)``
 has gradient 0 at s = 0, in reverse mode, forward mode and at second order.  A
@@ -207,7 +208,7 @@ _relu_backward = defop(
     saves=("inputs",))
 # div_backward_other(g, y, b) = -(g y) / b, with y = a / b: div's VJP for the
 # denominator, and the second derivative of div_backward/sqrt_backward.  Exactly
-# 0 where g*y == 0.  d/dg = -y/b, d/dy = -g/b, d/db = g y / b^2 = -f/b.
+# 0 where g == 0 or y == 0.  d/dg = -y/b, d/dy = -g/b, d/db = g y / b^2 = -f/b.
 _div_backward_other = defop(
     "div_backward_other", _ternary_forward("div_backward_other", _kb.div_vjp_other),
     vjp=(lambda gb, out, g, y, b: div_backward_other(gb, y, b),
@@ -358,6 +359,23 @@ def where(condition, input, other):
         Tensor of the broadcast shape.  Gradients flow to ``input`` and ``other``
         where each is selected; the condition gets none.
 
+    Derivatives and the unselected branch (the strong zero): the branch that is
+    not selected receives a cotangent of exactly 0, and every fused derivative
+    kernel maps a zero cotangent to exactly 0 whatever the local derivative is
+    there (``0 * inf = 0 * nan = 0``).  So an inf or nan in the unselected
+    branch's derivative no longer leaks through, unlike PyTorch and JAX, where
+    the advice is a "double where"::
+
+        y = where(x < 50, x.exp(), 3 * x)        # x = 200, float32: exp is inf
+        grad(y, x) == 3                           # PyTorch gives nan
+        s = (x * x).sum()
+        n = where(s > 0, sqrt(s), 0.0)           # a "safe" norm
+        grad(n, x) == 0 at x = 0                  # PyTorch gives nan
+
+    The same holds in forward mode and at second order.  Branch values are still
+    computed: an overflow or nan in the unselected branch's forward value is
+    harmless, but one in a selected branch propagates as IEEE 754 says.
+
     Raises:
         TypeError: a condition that is not a bool tensor.
         RuntimeError: shapes that do not broadcast.
@@ -440,9 +458,12 @@ def relu_backward(grad_output, input):
 
 
 def mul_backward(grad_output, other):
-    """``grad_output * other``, exactly 0 where ``grad_output`` is 0 (the strong zero:
-    ``0 * inf = 0 * nan = 0``).  The VJP and JVP of ``mul`` (other = the other
-    factor) and of ``exp`` (other = exp's output), in one fused pass.
+    """``grad_output * other``, exactly 0 where either factor is 0 (the strong zero:
+    ``0 * inf = inf * 0 = 0 * nan = 0``).  The VJP and JVP of ``mul`` (other = the
+    other factor) and of ``exp`` (other = exp's output), in one fused pass.
+    Strong on both sides because the rules of the fused kernels use it for the
+    derivative of a kernel with respect to its second argument, which is 0
+    wherever the kernel's own cotangent is 0.
 
     Args:
         grad_output, other (Tensor or number): broadcastable, promoted as for ``mul``.
@@ -494,9 +515,9 @@ def _promote3(a, b, c, op):
 
 def div_backward_other(grad_output, output, other):
     """``-(grad_output * output) / other``: div's VJP and JVP for the denominator
-    (``output = input / other``), in one pass; exactly 0 where
-    ``grad_output * output`` is 0 (strong zero in ``grad_output``; at
-    ``output == 0 == other`` it gives 0 instead of 0/0).
+    (``output = input / other``), in one pass; exactly 0 where ``grad_output``
+    or ``output`` is 0 (the strong zero; at ``output == 0 == other`` it gives 0
+    instead of 0/0).
 
     Args:
         grad_output, output, other (Tensor or number): broadcastable float operands.
