@@ -16,7 +16,10 @@ import numpy as np
 
 import tensorplay as tp
 from tensorplay._ops.shape import check_index, getitem_backward
-from tensorplay._ops.elementwise import relu_backward, sigmoid_backward, tanh_backward
+from tensorplay._ops.elementwise import (div_backward, div_backward_other, mul_backward,
+                                         pow_backward_base, pow_backward_exponent,
+                                         relu_backward, sigmoid_backward, sqrt_backward,
+                                         tanh_backward)
 from tensorplay._ops.nn import log_softmax_backward, nll_loss_backward
 
 
@@ -94,6 +97,24 @@ def binary_samples(gen_a=_normal, gen_b=_normal, shapes=BINARY_SHAPES):
     return samples
 
 
+TERNARY_SHAPES = [("0d", (), (), ()), ("2d", (3, 4), (3, 4), (3, 4)),
+                  ("row_bcast", (3, 4), (3, 4), (4,)), ("scalar_c", (3, 4), (3, 4), ()),
+                  ("bcast_g", (4,), (3, 4), (3, 1)), ("noncontig", (3, 4), (3, 4), (3, 4))]
+
+
+def ternary_samples(gen_a, gen_b, gen_c, shapes=TERNARY_SHAPES):
+    def samples(rng):
+        out = []
+        for label, sa, sb, sc in shapes:
+            arrs = [np.asarray(gen(rng, shape), np.float64)
+                    for gen, shape in ((gen_a, sa), (gen_b, sb), (gen_c, sc))]
+            if label == "noncontig":
+                arrs = [noncontig(arrs[0]), arrs[1].T.copy().T, noncontig(arrs[2])]
+            out.append((label, arrs, {}))
+        return out
+    return samples
+
+
 def fixed_samples(*cases):
     """cases: (label, [(generator, shape), ...], kwargs)."""
     def samples(rng):
@@ -156,6 +177,18 @@ SPECS = [
            binary_samples(_normal, _uniform(0.05, 0.95))),
     OpSpec("relu_backward", relu_backward, lambda g, x: g * (x > 0),
            binary_samples(_normal, _away_from_zero()), smooth=False),
+    OpSpec("mul_backward", mul_backward, lambda g, y: g * y, binary_samples()),
+    OpSpec("div_backward", div_backward, lambda g, x: g / x,
+           binary_samples(_normal, _away_from_zero())),
+    OpSpec("sqrt_backward", sqrt_backward, lambda g, y: g / (2 * y),
+           binary_samples(_normal, _uniform(0.3, 3.0))),
+    OpSpec("div_backward_other", div_backward_other, lambda g, y, b: -(g * y) / b,
+           ternary_samples(_normal, _normal, _away_from_zero())),
+    OpSpec("pow_backward_base", pow_backward_base, lambda g, a, b: g * b * a ** (b - 1),
+           ternary_samples(_normal, _uniform(0.5, 2.0), _uniform(-1.5, 1.5))),
+    OpSpec("pow_backward_exponent", pow_backward_exponent,
+           lambda g, y, a: g * y * np.log(a),
+           ternary_samples(_normal, _uniform(0.3, 3.0), _uniform(0.5, 2.0))),
     # ---- binary arithmetic
     OpSpec("add", lambda a, b: a + b, np.add, binary_samples()),
     OpSpec("add", lambda a: a + 2.5, lambda a: a + 2.5, unary_samples(), variant="scalar"),

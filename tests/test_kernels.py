@@ -40,6 +40,16 @@ BINARY = {
     "sigmoid_vjp": (binary.sigmoid_vjp, lambda g, y: g * y * (1 - y), None),
     "relu_vjp": (binary.relu_vjp, lambda g, x: np.where(x > 0, g, 0).astype(g.dtype),
                  None),
+    "mul_vjp": (binary.mul_vjp, np.multiply, None),
+    "div_vjp": (binary.div_vjp, np.divide, "nonzero_b"),
+    "sqrt_vjp": (binary.sqrt_vjp, lambda g, y: g / (2 * y), "nonzero_b"),
+}
+# ternary derivative kernels: (kernel, numpy reference, domain of (b, c))
+TERNARY = {
+    "div_vjp_other": (binary.div_vjp_other, lambda g, y, b: -(g * y) / b, "nonzero_c"),
+    "pow_vjp_base": (binary.pow_vjp_base, lambda g, a, b: g * b * a ** (b - 1), "pos_b"),
+    "pow_vjp_exponent": (binary.pow_vjp_exponent, lambda g, y, a: g * y * np.log(a),
+                         "pos_c"),
 }
 
 
@@ -325,3 +335,75 @@ def test_openmp_helpers():
     assert _openmp_helpers.omp_num_procs() >= 1
     if not _openmp_helpers.openmp_enabled():
         assert _openmp_helpers.omp_max_threads() == 1
+
+
+# ---------------------------------------------------------------- ternary kernels
+def ternary_inputs(name, rng, shapes, dtype):
+    g, b, c = (rand(rng, s, dtype) for s in shapes)
+    dom = TERNARY[name][2]
+    if dom == "nonzero_c":
+        c = np.asarray(np.where(np.abs(c) < 0.1, np.asarray(0.5, dtype), c), dtype)
+    if dom == "pos_b":
+        b = np.asarray(np.abs(b) + np.asarray(0.1, dtype))
+    if dom == "pos_c":
+        c = np.asarray(np.abs(c) + np.asarray(0.1, dtype))
+    return g, b, c
+
+
+def run_ternary(name, a, b, c, n_threads=1):
+    out = np.empty(np.broadcast_shapes(a.shape, b.shape, c.shape), a.dtype)
+    TERNARY[name][0](a, b, c, out, n_threads)
+    return out
+
+
+def close_ternary(name, got, a, b, c, dtype):
+    want = TERNARY[name][1](*(x.astype(np.float64) for x in (a, b, c)))
+    assert got.shape == want.shape and got.dtype == dtype
+    np.testing.assert_allclose(got, want, rtol=4 * RTOL[dtype], atol=RTOL[dtype] * 1e-3)
+
+
+TERNARY_SHAPES = [((), (), ()), ((5,), (5,), (5,)), ((3, 4), (3, 4), ()),
+                  ((3, 4), (), (3, 4)), ((), (3, 4), (3, 4)), ((), (7,), ()),
+                  ((4,), (3, 4), (3, 1)), ((2, 1, 4), (3, 4), (4,)), ((0, 3), (3,), ())]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("name", sorted(TERNARY))
+def test_ternary_broadcasting(name, dtype):
+    rng = np.random.default_rng(5)
+    for shapes in TERNARY_SHAPES:
+        a, b, c = ternary_inputs(name, rng, shapes, dtype)
+        for nt in (1, 2):
+            close_ternary(name, run_ternary(name, a, b, c, nt), a, b, c, dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("name", sorted(TERNARY))
+def test_ternary_noncontiguous_and_threads(name, dtype):
+    rng = np.random.default_rng(6)
+    A, B, C = ternary_inputs(name, rng, [(8, 9, 10)] * 3, dtype)
+    triples = [
+        (A.transpose(2, 1, 0), B.transpose(2, 1, 0), C.transpose(2, 1, 0)),
+        (A[:, ::2, ::-3], B[::-1, ::2, ::3], C[:, ::2, ::-3]),
+        (np.broadcast_to(A[0, 0, :3], (5, 3)), B[0, :5, :3], C[1, 0, :3]),
+        (A[..., 0], np.broadcast_to(B[0, 0, 0], (8, 9)), C[:, :, 2]),
+    ]
+    for a, b, c in triples:
+        for nt in (1, 2):
+            close_ternary(name, run_ternary(name, a, b, c, nt), a, b, c, dtype)
+    for shapes in [((BIG,),) * 3, ((BIG // 7, 7), (BIG // 7, 7), (7,)),
+                   ((1,), (3, BIG // 3), (3, 1))]:
+        a, b, c = ternary_inputs(name, rng, shapes, dtype)
+        np.testing.assert_array_equal(run_ternary(name, a, b, c, 1),
+                                      run_ternary(name, a, b, c, 2))
+    a, b, c = ternary_inputs(name, rng, [(600, 500), (500, 600), (600, 500)], dtype)
+    np.testing.assert_array_equal(run_ternary(name, a, b.T, c, 1),
+                                  run_ternary(name, a, b.T, c, 2))
+
+
+def test_ternary_kernels_check_dtypes_and_shapes():
+    x = np.ones(4)
+    with pytest.raises(TypeError, match="c has dtype float32"):
+        binary.div_vjp_other(x, x, x.astype(np.float32), np.empty(4), 1)
+    with pytest.raises(ValueError, match="cannot broadcast"):
+        binary.pow_vjp_base(x, x, np.ones(3), np.empty(4), 1)

@@ -12,7 +12,10 @@ Run with asv (``cd benchmarks && asv machine --yes && asv run --python=same
 import numpy as np
 
 import tensorplay as tp
-from tensorplay._ops.elementwise import relu_backward, sigmoid_backward, tanh_backward
+from tensorplay._ops.elementwise import (div_backward, div_backward_other, mul_backward,
+                                         pow_backward_base, pow_backward_exponent,
+                                         relu_backward, sigmoid_backward, sqrt_backward,
+                                         tanh_backward)
 from tensorplay._ops.nn import log_softmax_backward, nll_loss_backward
 from tensorplay._ops.shape import check_index, getitem_backward
 
@@ -25,6 +28,10 @@ def _one(lo=None, hi=None):
 
 def _two(lo=None, hi=None):
     return lambda n, d: (array((n,), d), array((n,), d, lo, hi))
+
+
+def _three(lo=None, hi=None):
+    return lambda n, d: (array((n,), d), array((n,), d, 0.5, 2.0), array((n,), d, lo, hi))
 
 
 def _mat(n, d):
@@ -49,6 +56,12 @@ OPS = {
     "tanh_backward": (_two(-0.9, 0.9), tanh_backward),
     "sigmoid_backward": (_two(0.1, 0.9), sigmoid_backward),
     "relu_backward": (_two(), relu_backward),
+    "mul_backward": (_two(), mul_backward),
+    "div_backward": (_two(0.5, 2.0), div_backward),
+    "sqrt_backward": (_two(0.5, 2.0), sqrt_backward),
+    "div_backward_other": (_three(0.5, 2.0), div_backward_other),
+    "pow_backward_base": (_three(-1.5, 1.5), pow_backward_base),
+    "pow_backward_exponent": (_three(0.5, 2.0), pow_backward_exponent),
     "add": (_two(), tp.add),
     "sub": (_two(), tp.sub),
     "mul": (_two(), tp.mul),

@@ -1,5 +1,6 @@
 # Shared machinery of the elementwise kernels (unary.pyx, binary.pyx): argument
-# checks and the strided N-d iterator.
+# checks and the strided N-d iterator (one, two or three inputs: the ternary
+# derivative kernels of binary.pyx use a third stride array, `sc`).
 #
 # Iterator design (numpy's nditer, reduced to what a C-contiguous output needs):
 #   1. pad each input's shape/strides on the left to out.ndim; a broadcast dim gets
@@ -31,6 +32,7 @@ cdef struct ElemIter:
     Py_ssize_t shape[MAXD]
     Py_ssize_t sa[MAXD]          # element strides of input a (x for unary ops)
     Py_ssize_t sb[MAXD]          # element strides of input b (unused for unary)
+    Py_ssize_t sc[MAXD]          # element strides of input c (ternary kernels only)
     Py_ssize_t inner             # shape[nd - 1]
     Py_ssize_t nrows             # prod(shape[:nd - 1])
     Py_ssize_t chunk             # columns per block
@@ -87,35 +89,47 @@ cdef inline int _pad_strides(cnp.ndarray out, cnp.ndarray arr, Py_ssize_t* st,
 cdef inline int _iter_setup(ElemIter* it, cnp.ndarray out, cnp.ndarray a,
                             cnp.ndarray b) except -1:
     """Fill `it` for out = f(a[, b]); b may be None (unary)."""
+    return _iter_setup3(it, out, a, b, None)
+
+
+cdef inline int _iter_setup3(ElemIter* it, cnp.ndarray out, cnp.ndarray a,
+                             cnp.ndarray b, cnp.ndarray c) except -1:
+    """Fill `it` for out = f(a[, b[, c]]); b and c may be None."""
     cdef Py_ssize_t ta[MAXD]
     cdef Py_ssize_t tb[MAXD]
+    cdef Py_ssize_t tc[MAXD]
     cdef int nd = cnp.PyArray_NDIM(out), d, j = 0
-    cdef bint two = b is not None
     cdef cnp.npy_intp* osh = cnp.PyArray_DIMS(out)
     cdef Py_ssize_t n
     _pad_strides(out, a, ta, "a")
-    if two:
+    for d in range(nd):
+        tb[d] = 0
+        tc[d] = 0
+    if b is not None:
         _pad_strides(out, b, tb, "b")
-    else:
-        for d in range(nd):
-            tb[d] = 0
+    if c is not None:
+        _pad_strides(out, c, tc, "c")
     for d in range(nd):
         n = osh[d]
         if n == 1:
             continue
-        if j > 0 and it.sa[j - 1] == ta[d] * n and it.sb[j - 1] == tb[d] * n:
+        if (j > 0 and it.sa[j - 1] == ta[d] * n and it.sb[j - 1] == tb[d] * n
+                and it.sc[j - 1] == tc[d] * n):
             it.shape[j - 1] *= n                     # merge d into the previous dim
             it.sa[j - 1] = ta[d]
             it.sb[j - 1] = tb[d]
+            it.sc[j - 1] = tc[d]
         else:
             it.shape[j] = n
             it.sa[j] = ta[d]
             it.sb[j] = tb[d]
+            it.sc[j] = tc[d]
             j += 1
     if j == 0:                                       # 0-d or all dims of size 1
         it.shape[0] = 1
         it.sa[0] = 0
         it.sb[0] = 0
+        it.sc[0] = 0
         j = 1
     it.nd = j
     it.inner = it.shape[j - 1]
@@ -177,5 +191,40 @@ cdef inline void _iter_next(const ElemIter* it, Py_ssize_t* idx, Py_ssize_t* oa,
             return
         oa[0] -= it.shape[d] * it.sa[d]
         ob[0] -= it.shape[d] * it.sb[d]
+        idx[d] = 0
+        d -= 1
+
+
+cdef inline void _iter_seek3(const ElemIter* it, Py_ssize_t row, Py_ssize_t* idx,
+                             Py_ssize_t* oa, Py_ssize_t* ob, Py_ssize_t* oc) noexcept nogil:
+    """_iter_seek with a third input."""
+    cdef int d
+    cdef Py_ssize_t q
+    oa[0] = 0
+    ob[0] = 0
+    oc[0] = 0
+    for d in range(it.nd - 2, -1, -1):
+        q = row % it.shape[d]
+        row = row // it.shape[d]
+        idx[d] = q
+        oa[0] += q * it.sa[d]
+        ob[0] += q * it.sb[d]
+        oc[0] += q * it.sc[d]
+
+
+cdef inline void _iter_next3(const ElemIter* it, Py_ssize_t* idx, Py_ssize_t* oa,
+                             Py_ssize_t* ob, Py_ssize_t* oc) noexcept nogil:
+    """_iter_next with a third input."""
+    cdef int d = it.nd - 2
+    while d >= 0:
+        idx[d] += 1
+        oa[0] += it.sa[d]
+        ob[0] += it.sb[d]
+        oc[0] += it.sc[d]
+        if idx[d] < it.shape[d] or d == 0:
+            return
+        oa[0] -= it.shape[d] * it.sa[d]
+        ob[0] -= it.shape[d] * it.sb[d]
+        oc[0] -= it.shape[d] * it.sc[d]
         idx[d] = 0
         d -= 1

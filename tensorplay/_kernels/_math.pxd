@@ -6,6 +6,14 @@
 # argument name says which.  All are `cdef inline ... noexcept nogil` so that GCC
 # inlines them into the array loops and vectorises those (through libmvec for
 # exp/log/tanh/pow, see _simd_math.h).
+#
+# Strong zero (docs/DECISIONS.md, "Strong zero"): every derivative point function
+# returns exactly 0 where its cotangent/tangent g is 0, whatever f'(x) is there
+# (0 * inf = 0 * nan = 0), through `_sz`: one select, which GCC turns into a blend.
+# Selects are written so that no floating-point operation sits inside a branch
+# (`c ? value : value`, both values computed unconditionally): with the default
+# -ftrapping-math GCC does not if-convert a branch holding an FP operation, and a
+# loop with control flow does not vectorise.
 from cython cimport floating
 
 cdef extern from "_simd_math.h" nogil:
@@ -24,6 +32,11 @@ cdef extern from "_simd_math.h" nogil:
     int TP_SIMD_MATH
 
 
+cdef inline floating _sz(floating g, floating r) noexcept nogil:
+    """r, or exactly 0 where the cotangent g is 0 (the strong zero)."""
+    return 0 if g == 0 else r
+
+
 # ---- neg:  y = -x ;  dy/dx = -1 ------------------------------------------------
 cdef inline floating _neg_fwd(floating x) noexcept nogil:
     return -x
@@ -40,7 +53,12 @@ cdef inline floating _exp_fwd(floating x) noexcept nogil:
         return exp(x)
 
 cdef inline floating _exp_vjp(floating g, floating y) noexcept nogil:
-    return g * y
+    """g * y, exactly 0 where g == 0 or y == 0 (a strong zero on both sides: the
+    product is symmetric, and the rules of the fused kernels use it for
+    derivatives of kernels that are identically 0 where their g is 0, see
+    elementwise.py); also mul's VJP g * other (the mul_backward kernel)."""
+    cdef floating r = g * y
+    return 0 if (g == 0 or y == 0) else r
 
 
 # ---- log:  y = ln x ;  dy/dx = 1/x  (domain x > 0; log(0) = -inf, x<0 -> nan) ---
@@ -51,7 +69,8 @@ cdef inline floating _log_fwd(floating x) noexcept nogil:
         return log(x)
 
 cdef inline floating _log_vjp(floating g, floating x) noexcept nogil:
-    return g / x
+    """g / x (strong zero in g); also div's VJP for the numerator, g / b."""
+    return _sz(g, g / x)
 
 
 # ---- sqrt: y = sqrt x ;  dy/dx = 1/(2y)  (sqrt(0) has an infinite slope) -------
@@ -62,7 +81,7 @@ cdef inline floating _sqrt_fwd(floating x) noexcept nogil:
         return sqrt(x)
 
 cdef inline floating _sqrt_vjp(floating g, floating y) noexcept nogil:
-    return g / (2 * y)
+    return _sz(g, g / (2 * y))
 
 
 # ---- tanh: y = tanh x ;  dy/dx = 1 - y^2 ----------------------------------------
@@ -73,23 +92,27 @@ cdef inline floating _tanh_fwd(floating x) noexcept nogil:
         return tanh(x)
 
 cdef inline floating _tanh_vjp(floating g, floating y) noexcept nogil:
-    return g * (1 - y * y)
+    return _sz(g, g * (1 - y * y))
 
 
 # ---- sigmoid: y = 1/(1+e^-x) ;  dy/dx = y (1 - y) -------------------------------
-# Stable for any x and branch-free (a blend), so the loop vectorises:
-#   e = exp(-|x|) in (0, 1];  r = 1/(1+e);  x >= 0 ? r : e*r   (= e^x/(1+e^x))
+# Stable for any x and branch-free, so the loop vectorises (through libmvec's exp):
+#   e = exp(-|x|) in [0, 1];  t = x >= 0 ? 1 : e;  y = t / (1 + e)  (= e^x/(1+e^x)
+#   for x < 0).  The select picks a value, not an operation: the older form
+#   `x >= 0 ? r : e * r` kept the multiply inside a branch, GCC (-ftrapping-math)
+#   did not if-convert it, and the loop ran through scalar expf, 5.6x torch's time
+#   at 1M float32 on one thread.  One rounding (t / (1 + e)) instead of two, too.
 cdef inline floating _sigmoid_fwd(floating x) noexcept nogil:
-    cdef floating e, r
+    cdef floating e, t
     if floating is float:
         e = expf(-fabsf(x))
     else:
         e = exp(-fabs(x))
-    r = 1 / (1 + e)
-    return r if x >= 0 else e * r
+    t = 1 if x >= 0 else e
+    return t / (1 + e)
 
 cdef inline floating _sigmoid_vjp(floating g, floating y) noexcept nogil:
-    return g * y * (1 - y)
+    return _sz(g, g * y * (1 - y))
 
 
 # ---- relu: y = max(x, 0) ;  dy/dx = [x > 0]  (subgradient 0 at x = 0) ----------
@@ -102,7 +125,9 @@ cdef inline floating _relu_vjp(floating g, floating x) noexcept nogil:
     return g if x > 0 else 0
 
 
-# ---- binary ops (their VJPs are composed from primitives in the Python layer) ----
+# ---- binary ops ------------------------------------------------------------------
+# mul's VJPs are _exp_vjp (g * other), div's numerator VJP is _log_vjp (g / b); the
+# rest have point functions of their own below (_div_vjp_other, _pow_vjp_*).
 cdef inline floating _add_fwd(floating a, floating b) noexcept nogil:
     return a + b
 
@@ -122,3 +147,34 @@ cdef inline floating _pow_fwd(floating a, floating b) noexcept nogil:
         return powf(a, b)
     else:
         return pow(a, b)
+
+
+# ---- div:  y = a / b ;  dy/db = -a/b^2 = -y/b ---------------------------------------
+# -(g*y)/b, exactly 0 where g == 0 or y == 0 (a strong zero in g, and in y, where
+# -0/b is 0 anyway except at b = 0: 0/0).  The rules of sqrt_backward and
+# div_backward use this for their second derivatives (-f/x with f = 0 at x = 0).
+cdef inline floating _div_vjp_other(floating g, floating y, floating b) noexcept nogil:
+    cdef floating r = -(g * y) / b
+    return 0 if (g == 0 or y == 0) else r
+
+
+# ---- pow:  y = a^b ;  dy/da = b a^(b-1) ;  dy/db = a^b log a -------------------------
+# PyTorch's conventions where the formulas give nan: the base's derivative is 0
+# where b == 0 (also for a = 0, where 0 * 0^-1 = nan), the exponent's is 0 where
+# a == 0 and b >= 0 (0 * log 0).  The latter is read from (a, y): for a == 0,
+# y = 0^b is finite exactly when b >= 0 (0 or 1), inf for b < 0, nan for b nan.
+cdef inline floating _pow_vjp_base(floating g, floating a, floating b) noexcept nogil:
+    cdef floating r
+    if floating is float:
+        r = g * b * powf(a, b - 1)
+    else:
+        r = g * b * pow(a, b - 1)
+    return 0 if (g == 0 or b == 0) else r
+
+cdef inline floating _pow_vjp_exponent(floating g, floating y, floating a) noexcept nogil:
+    cdef floating r
+    if floating is float:
+        r = g * y * logf(a)
+    else:
+        r = g * y * log(a)
+    return 0 if (g == 0 or (a == 0 and y - y == 0)) else r

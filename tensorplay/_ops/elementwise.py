@@ -6,6 +6,35 @@ For a unary elementwise op the VJP and the JVP are the same map (multiply by
 f'(x)), so one ``deriv(g, out, x)`` serves both (PyTorch's ``auto_element_wise``).
 Forward kernels live in ``tensorplay/_kernels/unary.pyx`` and ``binary.pyx``;
 integer and bool operands (never differentiable) use numpy's ufuncs.
+
+Every derivative of an elementwise primitive runs as one fused kernel pass,
+``g * f'(x)`` in one loop, and that kernel is a primitive of its own (with VJP
+and JVP rules written in these ops, so higher orders work):
+
+=========  ==========================================  ============================
+primitive  VJP (and JVP, with t for g)                 fused derivative primitives
+=========  ==========================================  ============================
+exp        mul_backward(g, out)                        mul_backward
+log        div_backward(g, x)                          div_backward
+sqrt       sqrt_backward(g, out)                       sqrt_backward
+tanh       tanh_backward(g, out)                       tanh_backward
+sigmoid    sigmoid_backward(g, out)                    sigmoid_backward
+relu       relu_backward(g, x)                         relu_backward
+mul        mul_backward(g, b), mul_backward(g, a)      mul_backward
+div        div_backward(g, b), div_backward_other(g, out, b)
+pow        pow_backward_base(g, a, b), pow_backward_exponent(g, out, a)
+where      where(c, g, 0), where(c, 0, g)              (a select: already one pass)
+=========  ==========================================  ============================
+
+**Strong zero.**  Every fused derivative kernel returns exactly 0 where its
+cotangent (or tangent) ``g`` is 0, whatever f'(x) is there: ``0 * inf = 0`` and
+``0 * nan = 0`` (one select in the loop; ``mul_backward`` and
+``div_backward_other`` also where their second factor is 0).  So the branch that ``where`` did not
+select cannot turn a gradient into nan: ``where(x < 50, x.exp(), 3 * x)`` at
+x = 200 (float32, exp overflows) has gradient 3, and ``where(s > 0, sqrt(s), 0)``
+has gradient 0 at s = 0, in reverse mode, forward mode and at second order.  A
+nonzero g times an infinite or nan f'(x) still gives inf or nan (IEEE 754).
+See docs/DECISIONS.md, "Strong zero".
 """
 import numpy as np
 
@@ -20,6 +49,8 @@ from tensorplay._tensor import Tensor
 
 __all__ = ["neg", "exp", "log", "sqrt", "tanh", "sigmoid", "relu", "add", "sub", "mul",
            "div", "pow", "where", "tanh_backward", "sigmoid_backward", "relu_backward",
+           "mul_backward", "div_backward", "sqrt_backward", "div_backward_other",
+           "pow_backward_base", "pow_backward_exponent",
            "eq", "ne", "lt", "le", "gt", "ge"]
 
 
@@ -80,6 +111,16 @@ def _binary_forward(name, kernel, ufunc=None):
     return forward
 
 
+def _ternary_forward(name, kernel):
+    def forward(a, b, c):
+        shape = broadcast_shape(broadcast_shape(a.shape, b.shape, name), c.shape, name)
+        out = (np.empty(shape, a.dtype) if a.nbytes < POOL_MIN_BYTES
+               else pool_empty(shape, a.dtype))
+        kernel(a, b, c, out, CONFIG.num_threads)
+        return out
+    return forward
+
+
 def _defunary(name, kernel, deriv, saves, ufunc=None):
     """Register an elementwise unary op whose VJP and JVP both are ``deriv``."""
     return defop(name, _unary_forward(kernel, ufunc),
@@ -93,11 +134,11 @@ _neg = defop("neg", _unary_forward(_ku.neg_fwd, np.negative),
              vjp=(lambda g, out, x: -g,),
              jvp=lambda ts, out, x: -ts[0])
 # d exp(x) = exp(x) dx
-_exp = _defunary("exp", _ku.exp_fwd, lambda g, out, x: g * out, ("out",))
+_exp = _defunary("exp", _ku.exp_fwd, lambda g, out, x: mul_backward(g, out), ("out",))
 # d log(x) = dx / x
-_log = _defunary("log", _ku.log_fwd, lambda g, out, x: g / x, ("inputs",))
+_log = _defunary("log", _ku.log_fwd, lambda g, out, x: div_backward(g, x), ("inputs",))
 # d sqrt(x) = dx / (2 sqrt(x))
-_sqrt = _defunary("sqrt", _ku.sqrt_fwd, lambda g, out, x: g / (2 * out), ("out",))
+_sqrt = _defunary("sqrt", _ku.sqrt_fwd, lambda g, out, x: sqrt_backward(g, out), ("out",))
 # d tanh(x) = (1 - tanh(x)^2) dx, by the fused tanh_backward kernel
 _tanh = _defunary("tanh", _ku.tanh_fwd, lambda g, out, x: tanh_backward(g, out), ("out",))
 # d sigmoid(x) = s (1 - s) dx
@@ -109,29 +150,129 @@ _relu = _defunary("relu", _ku.relu_fwd, lambda g, out, x: relu_backward(g, x), (
 
 
 # ---------------------------------------------------------------- fused derivative kernels
+# Each is strong-zero in its first argument g (see the module docstring), and so
+# are the rules below where they can be: a derivative of a strong-zero kernel with
+# respect to another argument is again written with a strong-zero kernel, so that
+# second-order passes through an unselected where-branch stay finite too.
+#
+# mul_backward(g, y) = g * y: the VJP of exp (y = exp(x)) and of mul (y = other).
+_mul_backward = defop(
+    "mul_backward", _binary_forward("mul_backward", _kb.mul_vjp),
+    vjp=(lambda gb, out, g, y: mul_backward(gb, y),
+         lambda gb, out, g, y: mul_backward(gb, g)),
+    jvp=lambda ts, out, g, y: tangent_sum(
+        None if ts[0] is None else mul_backward(ts[0], y),
+        None if ts[1] is None else mul_backward(ts[1], g)),
+    saves=("inputs",))
+# div_backward(g, x) = g / x: the VJP of log and of div's numerator.  d/dx = -f/x.
+_div_backward = defop(
+    "div_backward", _binary_forward("div_backward", _kb.div_vjp),
+    vjp=(lambda gb, out, g, x: div_backward(gb, x),
+         lambda gb, out, g, x: div_backward_other(gb, out, x)),
+    jvp=lambda ts, out, g, x: tangent_sum(
+        None if ts[0] is None else div_backward(ts[0], x),
+        None if ts[1] is None else div_backward_other(ts[1], out, x)),
+    saves=("inputs", "out"))
+# sqrt_backward(g, y) = g / (2 y), with y = sqrt(x).  d/dy = -f/y.
+_sqrt_backward = defop(
+    "sqrt_backward", _binary_forward("sqrt_backward", _kb.sqrt_vjp),
+    vjp=(lambda gb, out, g, y: sqrt_backward(gb, y),
+         lambda gb, out, g, y: div_backward_other(gb, out, y)),
+    jvp=lambda ts, out, g, y: tangent_sum(
+        None if ts[0] is None else sqrt_backward(ts[0], y),
+        None if ts[1] is None else div_backward_other(ts[1], out, y)),
+    saves=("inputs", "out"))
 # tanh_backward(g, y) = g * (1 - y^2), with y = tanh(x).
 _tanh_backward = defop(
     "tanh_backward", _binary_forward("tanh_backward", _kb.tanh_vjp),
     vjp=(lambda gb, out, g, y: tanh_backward(gb, y),
-         lambda gb, out, g, y: -2 * (gb * g * y)),
+         lambda gb, out, g, y: -2 * mul_backward(gb, g * y)),
     jvp=lambda ts, out, g, y: tangent_sum(
         None if ts[0] is None else tanh_backward(ts[0], y),
-        None if ts[1] is None else -2 * (ts[1] * g * y)),
+        None if ts[1] is None else -2 * mul_backward(ts[1], g * y)),
     saves=("inputs",))
 # sigmoid_backward(g, y) = g * y * (1 - y), with y = sigmoid(x).
 _sigmoid_backward = defop(
     "sigmoid_backward", _binary_forward("sigmoid_backward", _kb.sigmoid_vjp),
     vjp=(lambda gb, out, g, y: sigmoid_backward(gb, y),
-         lambda gb, out, g, y: gb * g * (1 - 2 * y)),
+         lambda gb, out, g, y: mul_backward(gb, g * (1 - 2 * y))),
     jvp=lambda ts, out, g, y: tangent_sum(
         None if ts[0] is None else sigmoid_backward(ts[0], y),
-        None if ts[1] is None else ts[1] * g * (1 - 2 * y)),
+        None if ts[1] is None else mul_backward(ts[1], g * (1 - 2 * y))),
     saves=("inputs",))
 # relu_backward(g, x) = g * [x > 0]; piecewise constant in x, so x gets no gradient.
 _relu_backward = defop(
     "relu_backward", _binary_forward("relu_backward", _kb.relu_vjp),
     vjp=(lambda gb, out, g, x: relu_backward(gb, x), None),
     jvp=lambda ts, out, g, x: None if ts[0] is None else relu_backward(ts[0], x),
+    saves=("inputs",))
+# div_backward_other(g, y, b) = -(g y) / b, with y = a / b: div's VJP for the
+# denominator, and the second derivative of div_backward/sqrt_backward.  Exactly
+# 0 where g == 0 or y == 0.  d/dg = -y/b, d/dy = -g/b, d/db = g y / b^2 = -f/b.
+_div_backward_other = defop(
+    "div_backward_other", _ternary_forward("div_backward_other", _kb.div_vjp_other),
+    vjp=(lambda gb, out, g, y, b: div_backward_other(gb, y, b),
+         lambda gb, out, g, y, b: div_backward_other(gb, g, b),
+         lambda gb, out, g, y, b: div_backward_other(gb, out, b)),
+    jvp=lambda ts, out, g, y, b: tangent_sum(
+        None if ts[0] is None else div_backward_other(ts[0], y, b),
+        None if ts[1] is None else div_backward_other(ts[1], g, b),
+        None if ts[2] is None else div_backward_other(ts[2], out, b)),
+    saves=("inputs", "out"))
+
+
+# pow_backward_base(g, a, b) = g b a^(b-1), 0 where b == 0 (PyTorch's convention).
+# d/da = g b (b-1) a^(b-2): the same kernel one power down (0 where b == 0 or 1);
+# d/db = g a^(b-1) (1 + b log a) = g q + b * pow_backward_exponent(g, q, a), with
+# q = a^(b-1), and 0 where b == 0 (the mask is constant there).
+def _pbb_dbase(u, g, a, b):
+    """u * d pow_backward_base(g, a, b) / da, u the cotangent (or tangent)."""
+    return pow_backward_base(mul_backward(u, g) * b, a, b - 1)
+
+
+def _pbb_dexp(u, g, a, b):
+    """u * d pow_backward_base(g, a, b) / db."""
+    ug = mul_backward(u, g)
+    q = a ** (b - 1)
+    return where(b == 0, 0.0, mul_backward(ug, q) + pow_backward_exponent(ug * b, q, a))
+
+
+_pow_backward_base = defop(
+    "pow_backward_base", _ternary_forward("pow_backward_base", _kb.pow_vjp_base),
+    vjp=(lambda gb, out, g, a, b: pow_backward_base(gb, a, b),
+         lambda gb, out, g, a, b: _pbb_dbase(gb, g, a, b),
+         lambda gb, out, g, a, b: _pbb_dexp(gb, g, a, b)),
+    jvp=lambda ts, out, g, a, b: tangent_sum(
+        None if ts[0] is None else pow_backward_base(ts[0], a, b),
+        None if ts[1] is None else _pbb_dbase(ts[1], g, a, b),
+        None if ts[2] is None else _pbb_dexp(ts[2], g, a, b)),
+    saves=("inputs",))
+
+
+# pow_backward_exponent(g, y, a) = g y log a, with y = a^b; 0 where a == 0 and y
+# is finite (that is b >= 0: PyTorch's convention).  d/dg = y log a,
+# d/dy = g log a, d/da = g y / a, each 0 under the same mask.
+def _pbe_mask(y, a):
+    return Tensor._wrap(np.logical_and(a._data == 0, np.isfinite(y._data)))
+
+
+def _pbe_dy(u, g, y, a):
+    return where(_pbe_mask(y, a), 0.0, mul_backward(mul_backward(u, g), log(a)))
+
+
+def _pbe_da(u, g, y, a):
+    return where(_pbe_mask(y, a), 0.0, div_backward(mul_backward(mul_backward(u, g), y), a))
+
+
+_pow_backward_exponent = defop(
+    "pow_backward_exponent", _ternary_forward("pow_backward_exponent", _kb.pow_vjp_exponent),
+    vjp=(lambda gb, out, g, y, a: pow_backward_exponent(gb, y, a),
+         lambda gb, out, g, y, a: _pbe_dy(gb, g, y, a),
+         lambda gb, out, g, y, a: _pbe_da(gb, g, y, a)),
+    jvp=lambda ts, out, g, y, a: tangent_sum(
+        None if ts[0] is None else pow_backward_exponent(ts[0], y, a),
+        None if ts[1] is None else _pbe_dy(ts[1], g, y, a),
+        None if ts[2] is None else _pbe_da(ts[2], g, y, a)),
     saves=("inputs",))
 
 
@@ -143,23 +284,25 @@ _sub = defop("sub", _binary_forward("sub", _kb.sub_fwd, np.subtract),
              vjp=(lambda g, out, a, b: g, lambda g, out, a, b: -g),
              jvp=lambda ts, out, a, b: tangent_sum(ts[0], None if ts[1] is None else -ts[1]))
 _mul = defop("mul", _binary_forward("mul", _kb.mul_fwd, np.multiply),
-             vjp=(lambda g, out, a, b: g * b, lambda g, out, a, b: g * a),
+             vjp=(lambda g, out, a, b: mul_backward(g, b),
+                  lambda g, out, a, b: mul_backward(g, a)),
              jvp=lambda ts, out, a, b: tangent_sum(
-                 None if ts[0] is None else ts[0] * b,
-                 None if ts[1] is None else a * ts[1]),
+                 None if ts[0] is None else mul_backward(ts[0], b),
+                 None if ts[1] is None else mul_backward(ts[1], a)),
              saves=("inputs",))
 # d(a/b) = da / b - (a/b) db / b
 _div = defop("div", _binary_forward("div", _kb.div_fwd),
-             vjp=(lambda g, out, a, b: g / b, lambda g, out, a, b: -(g * out) / b),
+             vjp=(lambda g, out, a, b: div_backward(g, b),
+                  lambda g, out, a, b: div_backward_other(g, out, b)),
              jvp=lambda ts, out, a, b: tangent_sum(
-                 None if ts[0] is None else ts[0] / b,
-                 None if ts[1] is None else -(ts[1] * out) / b),
+                 None if ts[0] is None else div_backward(ts[0], b),
+                 None if ts[1] is None else div_backward_other(ts[1], out, b)),
              saves=("inputs", "out"))
 
 
 # d(a^b) = b a^(b-1) da + a^b log(a) db, with PyTorch's conventions where the
 # formulas give nan: the base's derivative is 0 where b == 0 (0 * 0^-1), the
-# exponent's is 0 where a == 0 and b >= 0 (0 * log 0).
+# exponent's is 0 where a == 0 and b >= 0 (0 * log 0).  Both are fused kernels.
 def _int_pow(a, b, out):
     if np.any(b < 0):
         raise RuntimeError("pow(): integers to negative integer powers are not allowed")
@@ -172,12 +315,7 @@ def _pow_dbase(g, a, b):
     exponent of 0 gives zeros with no graph, as PyTorch's scalar-exponent path."""
     if b.ndim == 0 and b._data == 0:
         return _zeros_outside_graph(a, g)
-    return where(b == 0, 0.0, g * b * a ** (b - 1))
-
-
-def _pow_dexp(g, out, a, b):
-    """g * d(a^b)/db = g a^b log a, and 0 where a == 0 and b >= 0."""
-    return g * where((a == 0) * (b >= 0), 0.0, out * log(a))
+    return pow_backward_base(g, a, b)
 
 
 def _zeros_outside_graph(a, g):
@@ -188,10 +326,10 @@ def _zeros_outside_graph(a, g):
 
 _pow = defop("pow", _binary_forward("pow", _kb.pow_fwd, _int_pow),
              vjp=(lambda g, out, a, b: _pow_dbase(g, a, b),
-                  lambda g, out, a, b: _pow_dexp(g, out, a, b)),
+                  lambda g, out, a, b: pow_backward_exponent(g, out, a)),
              jvp=lambda ts, out, a, b: tangent_sum(
                  None if ts[0] is None else _pow_dbase(ts[0], a, b),
-                 None if ts[1] is None else _pow_dexp(ts[1], out, a, b)),
+                 None if ts[1] is None else pow_backward_exponent(ts[1], out, a)),
              saves=("inputs", "out"))
 
 
@@ -220,6 +358,23 @@ def where(condition, input, other):
     Returns:
         Tensor of the broadcast shape.  Gradients flow to ``input`` and ``other``
         where each is selected; the condition gets none.
+
+    Derivatives and the unselected branch (the strong zero): the branch that is
+    not selected receives a cotangent of exactly 0, and every fused derivative
+    kernel maps a zero cotangent to exactly 0 whatever the local derivative is
+    there (``0 * inf = 0 * nan = 0``).  So an inf or nan in the unselected
+    branch's derivative no longer leaks through, unlike PyTorch and JAX, where
+    the advice is a "double where"::
+
+        y = where(x < 50, x.exp(), 3 * x)        # x = 200, float32: exp is inf
+        grad(y, x) == 3                           # PyTorch gives nan
+        s = (x * x).sum()
+        n = where(s > 0, sqrt(s), 0.0)           # a "safe" norm
+        grad(n, x) == 0 at x = 0                  # PyTorch gives nan
+
+    The same holds in forward mode and at second order.  Branch values are still
+    computed: an overflow or nan in the unselected branch's forward value is
+    harmless, but one in a selected branch propagates as IEEE 754 says.
 
     Raises:
         TypeError: a condition that is not a bool tensor.
@@ -280,21 +435,139 @@ def relu(input):
 
 
 def tanh_backward(grad_output, output):
-    """``grad_output * (1 - output**2)``: the VJP of tanh given its output."""
+    """``grad_output * (1 - output**2)``: the VJP of tanh given its output.
+
+    Same-shape or broadcastable float tensors; exactly 0 where ``grad_output`` is
+    0 (the strong zero)."""
     g, y = promote(grad_output, output, "tanh_backward")
     return apply(_tanh_backward, (g, y), {})
 
 
 def sigmoid_backward(grad_output, output):
-    """``grad_output * output * (1 - output)``: the VJP of sigmoid given its output."""
+    """``grad_output * output * (1 - output)``: the VJP of sigmoid given its output.
+
+    Exactly 0 where ``grad_output`` is 0 (the strong zero)."""
     g, y = promote(grad_output, output, "sigmoid_backward")
     return apply(_sigmoid_backward, (g, y), {})
 
 
 def relu_backward(grad_output, input):
-    """``grad_output * (input > 0)``: the VJP of relu given its input."""
+    """``grad_output * (input > 0)``: the VJP of relu given its input (a select)."""
     g, x = promote(grad_output, input, "relu_backward")
     return apply(_relu_backward, (g, x), {})
+
+
+def mul_backward(grad_output, other):
+    """``grad_output * other``, exactly 0 where either factor is 0 (the strong zero:
+    ``0 * inf = inf * 0 = 0 * nan = 0``).  The VJP and JVP of ``mul`` (other = the
+    other factor) and of ``exp`` (other = exp's output), in one fused pass.
+    Strong on both sides because the rules of the fused kernels use it for the
+    derivative of a kernel with respect to its second argument, which is 0
+    wherever the kernel's own cotangent is 0.
+
+    Args:
+        grad_output, other (Tensor or number): broadcastable, promoted as for ``mul``.
+
+    Returns:
+        Tensor of the broadcast shape.
+
+    Raises:
+        RuntimeError: shapes that do not broadcast.
+    """
+    g, y = promote(grad_output, other, "mul_backward")
+    return apply(_mul_backward, (g, y), {})
+
+
+def div_backward(grad_output, other):
+    """``grad_output / other``, exactly 0 where ``grad_output`` is 0 (so ``0 / 0 = 0``).
+    The VJP and JVP of ``log`` (other = log's input) and of ``div`` for its
+    numerator (other = the denominator).
+
+    Args:
+        grad_output, other (Tensor or number): broadcastable float operands.
+
+    Returns:
+        Tensor of the broadcast shape.
+
+    Raises:
+        RuntimeError: shapes that do not broadcast.
+    """
+    g, x = promote(grad_output, other, "div_backward", float_result=True)
+    return apply(_div_backward, (g, x), {})
+
+
+def sqrt_backward(grad_output, output):
+    """``grad_output / (2 * output)``: the VJP and JVP of sqrt given its output,
+    exactly 0 where ``grad_output`` is 0 (so a zero cotangent at sqrt(0) gives 0,
+    not nan).  Broadcastable float operands; raises RuntimeError otherwise."""
+    g, y = promote(grad_output, output, "sqrt_backward", float_result=True)
+    return apply(_sqrt_backward, (g, y), {})
+
+
+def _promote3(a, b, c, op):
+    """Three operands of one float dtype (PyTorch promotion, pairwise)."""
+    a, b = promote(a, b, op, float_result=True)
+    a, c = promote(a, c, op, float_result=True)
+    if b._data.dtype != a._data.dtype:
+        b = b.to(a.dtype)
+    return a, b, c
+
+
+def div_backward_other(grad_output, output, other):
+    """``-(grad_output * output) / other``: div's VJP and JVP for the denominator
+    (``output = input / other``), in one pass; exactly 0 where ``grad_output``
+    or ``output`` is 0 (the strong zero; at ``output == 0 == other`` it gives 0
+    instead of 0/0).
+
+    Args:
+        grad_output, output, other (Tensor or number): broadcastable float operands.
+
+    Returns:
+        Tensor of the broadcast shape.
+
+    Raises:
+        RuntimeError: shapes that do not broadcast.
+    """
+    g, y, b = _promote3(grad_output, output, other, "div_backward_other")
+    return apply(_div_backward_other, (g, y, b), {})
+
+
+def pow_backward_base(grad_output, input, exponent):
+    """``grad_output * exponent * input ** (exponent - 1)``: pow's VJP and JVP for
+    the base, in one pass.  Exactly 0 where ``exponent == 0`` (PyTorch's
+    convention, so ``x ** 0`` has derivative 0 also at x = 0) and where
+    ``grad_output == 0`` (the strong zero).
+
+    Args:
+        grad_output, input, exponent (Tensor or number): broadcastable float operands.
+
+    Returns:
+        Tensor of the broadcast shape.
+
+    Raises:
+        RuntimeError: shapes that do not broadcast.
+    """
+    g, a, b = _promote3(grad_output, input, exponent, "pow_backward_base")
+    return apply(_pow_backward_base, (g, a, b), {})
+
+
+def pow_backward_exponent(grad_output, output, input):
+    """``grad_output * output * log(input)`` with ``output = input ** exponent``: pow's
+    VJP and JVP for the exponent, in one pass.  Exactly 0 where ``input == 0``
+    and ``output`` is finite (that is, exponent >= 0: PyTorch's convention for
+    0 * log 0) and where ``grad_output == 0`` (the strong zero).
+
+    Args:
+        grad_output, output, input (Tensor or number): broadcastable float operands.
+
+    Returns:
+        Tensor of the broadcast shape.
+
+    Raises:
+        RuntimeError: shapes that do not broadcast.
+    """
+    g, y, a = _promote3(grad_output, output, input, "pow_backward_exponent")
+    return apply(_pow_backward_exponent, (g, y, a), {})
 
 
 def add(input, other, *, alpha=1):
