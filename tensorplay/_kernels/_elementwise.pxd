@@ -19,12 +19,15 @@ cimport numpy as cnp
 cdef enum:
     MAXD = 64              # NPY_MAXDIMS in numpy 2
     BLOCK = 8192           # elements per work block of the strided path
-    # Serial below these sizes (elements, any dtype).  Starting the 2nd thread
-    # costs ~1.1 us.  Measured on the 2-core AVX-512 dev box, 1 vs 2 threads:
-    #   exp f32: 8K 2.4/2.6 us, 16K 5.0/4.1;  exp f64: 8K 5.0/3.9;  tanh f64: 4K 5.9/4.4
-    #   add f32: 16K 1.9/2.4, 32K 4.7/3.4;    add f64: 16K 3.1/3.0, 32K 7.6/5.6
-    THRESH_TRANSC = 65536  # exp, log, tanh, sigmoid, pow
-    THRESH_CHEAP = 65536   # neg, relu, sqrt, add, sub, mul, div, vjps
+    # Elements per thread, at least (_openmp_helpers._threads_for: one thread per
+    # grain, so nothing below 2 grains is threaded).  On an idle machine a second
+    # thread pays from far less (the 2-core AVX-512 dev box, 1 vs 2 threads:
+    # exp f32 16K 5.0/4.1 us, add f32 32K 4.7/3.4 us), but on a loaded one a
+    # parallel region waits milliseconds for a worker the OS has queued behind
+    # another process.  PyTorch's grain (32K) keeps a 256x128 MLP hidden layer
+    # serial; so does this.  Two names so that op classes can be tuned apart.
+    GRAIN_TRANSC = 32768  # exp, log, tanh, sigmoid, pow
+    GRAIN_CHEAP = 32768   # neg, relu, sqrt, add, sub, mul, div, vjps
 
 
 cdef struct ElemIter:
