@@ -185,16 +185,18 @@ def _tiny_chain_build(libs):
     return cands, {"per": harness.TINY_OPS}
 
 
-def run_in_process(libs, rounds, target, number, sizes, budget):
+def run_in_process(libs, rounds, target, number, sizes, budget, min_rounds):
     """Time every in-process row (at most ``rounds`` rounds, no new round after
-    ``budget`` seconds); returns the Results, skipped rows included."""
+    ``budget`` seconds once ``min_rounds`` are done); returns the Results,
+    skipped rows included."""
     results = []
     for op, size, build, goal in in_process_rows(sizes):
         cands, extras = build(libs)
         if cands is None:
             results.append(Result(op, size, {}, goal, notes=[f"skipped: {extras['skip']}"]))
             continue
-        times = harness.alternating_rounds(cands, rounds, target, number, budget)
+        times = harness.alternating_rounds(cands, rounds, target, number, budget,
+                                           min_rounds)
         res = Result(op, size, times, goal, **extras)
         if "tp forward pass" in times:
             r = harness.median_ratio(times["tp"], times.pop("tp forward pass"))
@@ -316,20 +318,20 @@ def print_header(libs, settings):
 # ----------------------------------------------------------------------------- main
 
 SETTINGS = {
-    # in process: at most `rounds` rounds (none new after `budget` s once 3 are
-    # done), each measurement about `target` s or `number` calls; fresh processes:
-    # `fresh_rounds` rounds, each worker times `min_time` s and `min_calls` calls
-    # per workload after `warmup` calls
-    "full": dict(rounds=15, target=0.03, number=None, budget=5.0, fresh_rounds=3,
-                 min_time=0.5, min_calls=20, warmup=3, bandwidth_bytes=64 << 20,
-                 sizes=FULL_SIZES),
-    "quick": dict(rounds=5, target=0.008, number=None, budget=0.8, fresh_rounds=1,
-                  min_time=0.1, min_calls=10, warmup=3, bandwidth_bytes=64 << 20,
-                  sizes=FULL_SIZES),
+    # in process: at most `rounds` rounds (none new after `budget` s once
+    # `min_rounds` are done), each measurement about `target` s or `number` calls;
+    # fresh processes: `fresh_rounds` rounds, each worker times `min_time` s and
+    # `min_calls` calls per workload after `warmup` calls
+    "full": dict(rounds=15, min_rounds=3, target=0.03, number=None, budget=4.0,
+                 fresh_rounds=3, min_time=0.5, min_calls=20, warmup=3,
+                 bandwidth_bytes=64 << 20, sizes=FULL_SIZES),
+    "quick": dict(rounds=5, min_rounds=2, target=0.008, number=None, budget=0.5,
+                  fresh_rounds=1, min_time=0.05, min_calls=5, warmup=2,
+                  bandwidth_bytes=64 << 20, sizes=FULL_SIZES),
     # every code path once on small inputs, timings meaningless: what the tests run
-    "selftest": dict(rounds=1, target=0.0, number=1, budget=None, fresh_rounds=1,
-                     min_time=0.0, min_calls=1, warmup=0, bandwidth_bytes=1 << 20,
-                     sizes=TINY_SIZES),
+    "selftest": dict(rounds=1, min_rounds=1, target=0.0, number=1, budget=None,
+                     fresh_rounds=1, min_time=0.0, min_calls=1, warmup=0,
+                     bandwidth_bytes=1 << 20, sizes=TINY_SIZES),
 }
 
 
@@ -365,15 +367,18 @@ def main(argv=None):
                        f"{s['fresh_rounds']} of fresh processes")
     t0 = time.perf_counter()
     results = run_in_process(libs, s["rounds"], s["target"], s["number"], s["sizes"],
-                             s["budget"])
+                             s["budget"], s["min_rounds"])
+    t1 = time.perf_counter()
     if not args.no_fresh:
         # the selftest spawns only tensorplay workers: a fresh torch import takes seconds
         names = ["tp"] if args.selftest else list(libs)
         results += run_fresh(names, s["fresh_rounds"], s["min_time"], s["min_calls"],
                              s["warmup"])
+    t2 = time.perf_counter()
     bandwidth = harness.copy_bandwidth(s["bandwidth_bytes"])
     print_table(results, bandwidth, s["bandwidth_bytes"])
-    print(f"\n{time.perf_counter() - t0:.0f} s; ratios below 1: tensorplay is faster")
+    print(f"\n{t1 - t0:.0f} s in process, {t2 - t1:.0f} s in fresh processes; "
+          f"ratios below 1: tensorplay is faster")
     return results
 
 
