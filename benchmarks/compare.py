@@ -63,7 +63,6 @@ class Result:
     times: dict
     target: float = None
     per: int = 1                      # the times are divided by this (ops per call)
-    bytes_moved: int = 0              # memory traffic per call, for a GB/s note
     notes: list = field(default_factory=list)
 
     def median(self, name):
@@ -88,7 +87,9 @@ def array_row(op, size, shapes, dtype, fn, np_fn=None, target=None, traffic=Fals
     """A row timing ``fn(lib, *tensors)`` in every library (and ``np_fn(*arrays)``).
 
     ``shapes`` are the seeded standard-normal inputs; with ``traffic`` the row
-    records the bytes read and written per call (inputs plus one output)."""
+    also notes tensorplay's GB/s (inputs read plus one output written per call)
+    against ``np.copyto`` of an array of the output's size (in cache or not, as
+    the row's own arrays are)."""
     def build(libs):
         rng = np.random.default_rng(0)
         arrays = [rng.standard_normal(s).astype(dtype) for s in shapes]
@@ -97,8 +98,8 @@ def array_row(op, size, shapes, dtype, fn, np_fn=None, target=None, traffic=Fals
                  for name, lib in libs.items()}
         if np_fn is not None:
             cands["numpy"] = lambda: np_fn(*arrays)
-        moved = sum(a.nbytes for a in arrays) + arrays[0].nbytes if traffic else 0
-        return cands, {"bytes_moved": moved}
+        moved = sum(a.nbytes for a in arrays) + arrays[0].nbytes
+        return cands, {"traffic": (moved, arrays[0].nbytes)} if traffic else {}
     return op, size, build, target
 
 
@@ -197,13 +198,23 @@ def run_in_process(libs, rounds, target, number, sizes, budget, min_rounds):
             continue
         times = harness.alternating_rounds(cands, rounds, target, number, budget,
                                            min_rounds)
-        res = Result(op, size, times, goal, **extras)
+        res = Result(op, size, times, goal, per=extras.get("per", 1))
+        if "traffic" in extras:
+            res.notes.append(_bandwidth_note(res.median("tp"), *extras["traffic"]))
         if "tp forward pass" in times:
             r = harness.median_ratio(times["tp"], times.pop("tp forward pass"))
             res.notes.append(f"tp jvp fwd / tp forward pass = {r:.2f} (target <= 1.5: "
                              f"{_met(r, 1.5)})")
         results.append(res)
     return results
+
+
+def _bandwidth_note(seconds, moved, nbytes):
+    """tensorplay's GB/s on a memory-bound row against a copy of the same size."""
+    gbs, copy = moved / seconds / 1e9, harness.copy_bandwidth(nbytes)
+    met = "yes" if gbs >= 0.9 * copy else "NO"
+    return (f"tp moves {gbs:.1f} GB/s = {gbs / copy:.2f} x np.copyto of {nbytes / 1e6:.3g} MB "
+            f"({copy:.1f} GB/s; target >= 0.9: {met})")
 
 
 # ---------------------------------------------------------------- fresh-process rows
@@ -296,10 +307,6 @@ def print_table(results, bandwidth, bandwidth_bytes):
     for res in results:
         for note in res.notes:
             print(f"{res.op} {res.size}: {note}")
-        if res.bytes_moved and "tp" in res.times:
-            gbs = res.bytes_moved / res.median("tp") / 1e9
-            print(f"{res.op} {res.size}: tp moves {gbs:.1f} GB/s = {gbs / bandwidth:.2f} x copy "
-                  f"bandwidth (target >= 0.9: {'yes' if gbs >= 0.9 * bandwidth else 'NO'})")
 
 
 def print_header(libs, settings):
