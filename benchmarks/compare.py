@@ -219,12 +219,13 @@ def _bandwidth_note(seconds, moved, nbytes):
 
 # ---------------------------------------------------------------- fresh-process rows
 
-def worker(name, min_time, min_calls, warmup):
+def worker(name, timing):
     """Worker mode: import one library only, time the MLP step and the
-    forward-mode JVP at its defaults, print ``{"mlp": s, "jvp": s}`` as JSON."""
+    forward-mode JVP at its defaults (``timing``: keyword arguments of
+    ``harness.median_of_calls``), print ``{"mlp": s, "jvp": s}`` as JSON."""
     lib = importlib.import_module(MODULES[name])
     data = harness.mlp_setup(lib)
-    out = {key: harness.median_of_calls(fn, min_time, min_calls, warmup)
+    out = {key: harness.median_of_calls(fn, **timing)
            for key, fn in (("mlp", lambda: harness.mlp_step(lib, data)),
                            ("jvp", lambda: harness.mlp_jvp(lib, data, "forward")))}
     others = sorted(m for n, m in MODULES.items() if n != name and m in sys.modules)
@@ -233,10 +234,10 @@ def worker(name, min_time, min_calls, warmup):
     print(json.dumps(out))
 
 
-def spawn_worker(name, loaded, min_time, min_calls, warmup, timeout=150):
+def spawn_worker(name, loaded, timing, timeout=150):
     """Run one fresh worker process (with a busy process beside it if ``loaded``)."""
-    cmd = [sys.executable, os.path.abspath(__file__), "--worker", name, "--min-time",
-           str(min_time), "--min-calls", str(min_calls), "--warmup", str(warmup)]
+    cmd = [sys.executable, os.path.abspath(__file__), "--worker", name,
+           "--timing", json.dumps(timing)]
     with harness.busy_process(loaded, max_seconds=timeout):
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
     if proc.returncode != 0:
@@ -244,7 +245,7 @@ def spawn_worker(name, loaded, min_time, min_calls, warmup, timeout=150):
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-def run_fresh(names, rounds, min_time, min_calls, warmup, loads=(False, True)):
+def run_fresh(names, rounds, timing, loads=(False, True)):
     """Fresh-process rows: per round, for each of ``loads`` (idle, busy beside)
     one process per library, the library order alternating from round to round."""
     times = {(load, key): {n: [] for n in names} for load in loads
@@ -252,8 +253,7 @@ def run_fresh(names, rounds, min_time, min_calls, warmup, loads=(False, True)):
     for r in range(rounds):
         for load in loads:
             for name in (names if r % 2 == 0 else names[::-1]):
-                for key, t in spawn_worker(name, load, min_time, min_calls,
-                                                     warmup).items():
+                for key, t in spawn_worker(name, load, timing).items():
                     times[(load, key)][name].append(t)
     label = {"mlp": ("MLP step", 0.7), "jvp": ("jvp fwd", 0.5)}
     return [Result(f"fresh {label[key][0]}", "busy beside" if load else "idle",
@@ -327,17 +327,20 @@ def print_header(libs, settings):
 SETTINGS = {
     # in process: at most `rounds` rounds (none new after `budget` s once
     # `min_rounds` are done), each measurement about `target` s or `number` calls;
-    # fresh processes: `fresh_rounds` rounds, each worker times `min_time` s and
-    # `min_calls` calls per workload after `warmup` calls
+    # fresh processes: `fresh_rounds` rounds, each worker timing each workload
+    # as `harness.median_of_calls(**fresh)` says
     "full": dict(rounds=15, min_rounds=3, target=0.03, number=None, budget=4.0,
-                 fresh_rounds=3, min_time=0.5, min_calls=20, warmup=3,
+                 fresh_rounds=3,
+                 fresh=dict(min_time=0.5, min_calls=20, warmup=3, max_time=1.5),
                  bandwidth_bytes=64 << 20, sizes=FULL_SIZES),
     "quick": dict(rounds=5, min_rounds=2, target=0.008, number=None, budget=0.5,
-                  fresh_rounds=1, min_time=0.05, min_calls=5, warmup=2,
+                  fresh_rounds=1,
+                  fresh=dict(min_time=0.05, min_calls=5, warmup=2, max_time=0.3),
                   bandwidth_bytes=64 << 20, sizes=FULL_SIZES),
     # every code path once on small inputs, timings meaningless: what the tests run
     "selftest": dict(rounds=1, min_rounds=1, target=0.0, number=1, budget=None,
-                     fresh_rounds=1, min_time=0.0, min_calls=1, warmup=0,
+                     fresh_rounds=1,
+                     fresh=dict(min_time=0.0, min_calls=1, warmup=0, max_time=0.0),
                      bandwidth_bytes=1 << 20, sizes=TINY_SIZES),
 }
 
@@ -354,9 +357,7 @@ def parse_args(argv):
     p.add_argument("--no-torch", action="store_true", help="leave PyTorch out even if installed")
     p.add_argument("--no-fresh", action="store_true", help="skip the fresh-process rows")
     p.add_argument("--worker", choices=sorted(MODULES), help=argparse.SUPPRESS)
-    p.add_argument("--min-time", type=float, default=0.5, help=argparse.SUPPRESS)
-    p.add_argument("--min-calls", type=int, default=20, help=argparse.SUPPRESS)
-    p.add_argument("--warmup", type=int, default=3, help=argparse.SUPPRESS)
+    p.add_argument("--timing", type=json.loads, default={}, help=argparse.SUPPRESS)
     return p.parse_args(argv)
 
 
@@ -364,7 +365,7 @@ def main(argv=None):
     """Run the comparison (or, with ``--worker``, one fresh-process measurement)."""
     args = parse_args(argv)
     if args.worker:
-        return worker(args.worker, args.min_time, args.min_calls, args.warmup)
+        return worker(args.worker, args.timing)
     name = "selftest" if args.selftest else "quick" if args.quick else "full"
     s = SETTINGS[name]
     libs = {"tp": importlib.import_module("tensorplay")}
@@ -379,8 +380,7 @@ def main(argv=None):
     if not args.no_fresh:
         # the selftest spawns only tensorplay workers: a fresh torch import takes seconds
         names = ["tp"] if args.selftest else list(libs)
-        results += run_fresh(names, s["fresh_rounds"], s["min_time"], s["min_calls"],
-                             s["warmup"])
+        results += run_fresh(names, s["fresh_rounds"], s["fresh"])
     t2 = time.perf_counter()
     bandwidth = harness.copy_bandwidth(s["bandwidth_bytes"])
     print_table(results, bandwidth, s["bandwidth_bytes"])
