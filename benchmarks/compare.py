@@ -331,7 +331,7 @@ SETTINGS = {
     # as `harness.median_of_calls(**fresh)` says
     "full": dict(rounds=15, min_rounds=3, target=0.03, number=None, budget=4.0,
                  fresh_rounds=3,
-                 fresh=dict(min_time=0.5, min_calls=20, warmup=3, max_time=1.5),
+                 fresh=dict(min_time=0.5, min_calls=20, warmup=2, max_time=1.0),
                  bandwidth_bytes=64 << 20, sizes=FULL_SIZES),
     "quick": dict(rounds=5, min_rounds=2, target=0.008, number=None, budget=0.5,
                   fresh_rounds=1,
