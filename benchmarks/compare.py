@@ -63,7 +63,6 @@ class Result:
     times: dict
     target: float = None
     per: int = 1                      # the times are divided by this (ops per call)
-    bytes_moved: int = 0              # memory traffic per call, for a GB/s note
     notes: list = field(default_factory=list)
 
     def median(self, name):
@@ -88,7 +87,9 @@ def array_row(op, size, shapes, dtype, fn, np_fn=None, target=None, traffic=Fals
     """A row timing ``fn(lib, *tensors)`` in every library (and ``np_fn(*arrays)``).
 
     ``shapes`` are the seeded standard-normal inputs; with ``traffic`` the row
-    records the bytes read and written per call (inputs plus one output)."""
+    also notes tensorplay's GB/s (inputs read plus one output written per call)
+    against ``np.copyto`` of an array of the output's size (in cache or not, as
+    the row's own arrays are)."""
     def build(libs):
         rng = np.random.default_rng(0)
         arrays = [rng.standard_normal(s).astype(dtype) for s in shapes]
@@ -97,8 +98,8 @@ def array_row(op, size, shapes, dtype, fn, np_fn=None, target=None, traffic=Fals
                  for name, lib in libs.items()}
         if np_fn is not None:
             cands["numpy"] = lambda: np_fn(*arrays)
-        moved = sum(a.nbytes for a in arrays) + arrays[0].nbytes if traffic else 0
-        return cands, {"bytes_moved": moved}
+        moved = sum(a.nbytes for a in arrays) + arrays[0].nbytes
+        return cands, {"traffic": (moved, arrays[0].nbytes)} if traffic else {}
     return op, size, build, target
 
 
@@ -185,17 +186,21 @@ def _tiny_chain_build(libs):
     return cands, {"per": harness.TINY_OPS}
 
 
-def run_in_process(libs, rounds, target, number, sizes, budget):
+def run_in_process(libs, rounds, target, number, sizes, budget, min_rounds):
     """Time every in-process row (at most ``rounds`` rounds, no new round after
-    ``budget`` seconds); returns the Results, skipped rows included."""
+    ``budget`` seconds once ``min_rounds`` are done); returns the Results,
+    skipped rows included."""
     results = []
     for op, size, build, goal in in_process_rows(sizes):
         cands, extras = build(libs)
         if cands is None:
             results.append(Result(op, size, {}, goal, notes=[f"skipped: {extras['skip']}"]))
             continue
-        times = harness.alternating_rounds(cands, rounds, target, number, budget)
-        res = Result(op, size, times, goal, **extras)
+        times = harness.alternating_rounds(cands, rounds, target, number, budget,
+                                           min_rounds)
+        res = Result(op, size, times, goal, per=extras.get("per", 1))
+        if "traffic" in extras:
+            res.notes.append(_bandwidth_note(res.median("tp"), *extras["traffic"]))
         if "tp forward pass" in times:
             r = harness.median_ratio(times["tp"], times.pop("tp forward pass"))
             res.notes.append(f"tp jvp fwd / tp forward pass = {r:.2f} (target <= 1.5: "
@@ -204,14 +209,23 @@ def run_in_process(libs, rounds, target, number, sizes, budget):
     return results
 
 
+def _bandwidth_note(seconds, moved, nbytes):
+    """tensorplay's GB/s on a memory-bound row against a copy of the same size."""
+    gbs, copy = moved / seconds / 1e9, harness.copy_bandwidth(nbytes)
+    met = "yes" if gbs >= 0.9 * copy else "NO"
+    return (f"tp moves {gbs:.1f} GB/s = {gbs / copy:.2f} x np.copyto of {nbytes / 1e6:.3g} MB "
+            f"({copy:.1f} GB/s; target >= 0.9: {met})")
+
+
 # ---------------------------------------------------------------- fresh-process rows
 
-def worker(name, min_time, min_calls, warmup):
+def worker(name, timing):
     """Worker mode: import one library only, time the MLP step and the
-    forward-mode JVP at its defaults, print ``{"mlp": s, "jvp": s}`` as JSON."""
+    forward-mode JVP at its defaults (``timing``: keyword arguments of
+    ``harness.median_of_calls``), print ``{"mlp": s, "jvp": s}`` as JSON."""
     lib = importlib.import_module(MODULES[name])
     data = harness.mlp_setup(lib)
-    out = {key: harness.median_of_calls(fn, min_time, min_calls, warmup)
+    out = {key: harness.median_of_calls(fn, **timing)
            for key, fn in (("mlp", lambda: harness.mlp_step(lib, data)),
                            ("jvp", lambda: harness.mlp_jvp(lib, data, "forward")))}
     others = sorted(m for n, m in MODULES.items() if n != name and m in sys.modules)
@@ -220,10 +234,10 @@ def worker(name, min_time, min_calls, warmup):
     print(json.dumps(out))
 
 
-def spawn_worker(name, loaded, min_time, min_calls, warmup, timeout=150):
+def spawn_worker(name, loaded, timing, timeout=150):
     """Run one fresh worker process (with a busy process beside it if ``loaded``)."""
-    cmd = [sys.executable, os.path.abspath(__file__), "--worker", name, "--min-time",
-           str(min_time), "--min-calls", str(min_calls), "--warmup", str(warmup)]
+    cmd = [sys.executable, os.path.abspath(__file__), "--worker", name,
+           "--timing", json.dumps(timing)]
     with harness.busy_process(loaded, max_seconds=timeout):
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
     if proc.returncode != 0:
@@ -231,7 +245,7 @@ def spawn_worker(name, loaded, min_time, min_calls, warmup, timeout=150):
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-def run_fresh(names, rounds, min_time, min_calls, warmup, loads=(False, True)):
+def run_fresh(names, rounds, timing, loads=(False, True)):
     """Fresh-process rows: per round, for each of ``loads`` (idle, busy beside)
     one process per library, the library order alternating from round to round."""
     times = {(load, key): {n: [] for n in names} for load in loads
@@ -239,8 +253,7 @@ def run_fresh(names, rounds, min_time, min_calls, warmup, loads=(False, True)):
     for r in range(rounds):
         for load in loads:
             for name in (names if r % 2 == 0 else names[::-1]):
-                for key, t in spawn_worker(name, load, min_time, min_calls,
-                                                     warmup).items():
+                for key, t in spawn_worker(name, load, timing).items():
                     times[(load, key)][name].append(t)
     label = {"mlp": ("MLP step", 0.7), "jvp": ("jvp fwd", 0.5)}
     return [Result(f"fresh {label[key][0]}", "busy beside" if load else "idle",
@@ -294,10 +307,6 @@ def print_table(results, bandwidth, bandwidth_bytes):
     for res in results:
         for note in res.notes:
             print(f"{res.op} {res.size}: {note}")
-        if res.bytes_moved and "tp" in res.times:
-            gbs = res.bytes_moved / res.median("tp") / 1e9
-            print(f"{res.op} {res.size}: tp moves {gbs:.1f} GB/s = {gbs / bandwidth:.2f} x copy "
-                  f"bandwidth (target >= 0.9: {'yes' if gbs >= 0.9 * bandwidth else 'NO'})")
 
 
 def print_header(libs, settings):
@@ -316,20 +325,23 @@ def print_header(libs, settings):
 # ----------------------------------------------------------------------------- main
 
 SETTINGS = {
-    # in process: at most `rounds` rounds (none new after `budget` s once 3 are
-    # done), each measurement about `target` s or `number` calls; fresh processes:
-    # `fresh_rounds` rounds, each worker times `min_time` s and `min_calls` calls
-    # per workload after `warmup` calls
-    "full": dict(rounds=15, target=0.03, number=None, budget=5.0, fresh_rounds=3,
-                 min_time=0.5, min_calls=20, warmup=3, bandwidth_bytes=64 << 20,
-                 sizes=FULL_SIZES),
-    "quick": dict(rounds=5, target=0.008, number=None, budget=0.8, fresh_rounds=1,
-                  min_time=0.1, min_calls=10, warmup=3, bandwidth_bytes=64 << 20,
-                  sizes=FULL_SIZES),
+    # in process: at most `rounds` rounds (none new after `budget` s once
+    # `min_rounds` are done), each measurement about `target` s or `number` calls;
+    # fresh processes: `fresh_rounds` rounds, each worker timing each workload
+    # as `harness.median_of_calls(**fresh)` says
+    "full": dict(rounds=15, min_rounds=3, target=0.03, number=None, budget=4.0,
+                 fresh_rounds=3,
+                 fresh=dict(min_time=0.5, min_calls=20, warmup=2, max_time=1.0),
+                 bandwidth_bytes=64 << 20, sizes=FULL_SIZES),
+    "quick": dict(rounds=5, min_rounds=2, target=0.008, number=None, budget=0.5,
+                  fresh_rounds=1,
+                  fresh=dict(min_time=0.05, min_calls=5, warmup=2, max_time=0.3),
+                  bandwidth_bytes=64 << 20, sizes=FULL_SIZES),
     # every code path once on small inputs, timings meaningless: what the tests run
-    "selftest": dict(rounds=1, target=0.0, number=1, budget=None, fresh_rounds=1,
-                     min_time=0.0, min_calls=1, warmup=0, bandwidth_bytes=1 << 20,
-                     sizes=TINY_SIZES),
+    "selftest": dict(rounds=1, min_rounds=1, target=0.0, number=1, budget=None,
+                     fresh_rounds=1,
+                     fresh=dict(min_time=0.0, min_calls=1, warmup=0, max_time=0.0),
+                     bandwidth_bytes=1 << 20, sizes=TINY_SIZES),
 }
 
 
@@ -345,9 +357,7 @@ def parse_args(argv):
     p.add_argument("--no-torch", action="store_true", help="leave PyTorch out even if installed")
     p.add_argument("--no-fresh", action="store_true", help="skip the fresh-process rows")
     p.add_argument("--worker", choices=sorted(MODULES), help=argparse.SUPPRESS)
-    p.add_argument("--min-time", type=float, default=0.5, help=argparse.SUPPRESS)
-    p.add_argument("--min-calls", type=int, default=20, help=argparse.SUPPRESS)
-    p.add_argument("--warmup", type=int, default=3, help=argparse.SUPPRESS)
+    p.add_argument("--timing", type=json.loads, default={}, help=argparse.SUPPRESS)
     return p.parse_args(argv)
 
 
@@ -355,7 +365,7 @@ def main(argv=None):
     """Run the comparison (or, with ``--worker``, one fresh-process measurement)."""
     args = parse_args(argv)
     if args.worker:
-        return worker(args.worker, args.min_time, args.min_calls, args.warmup)
+        return worker(args.worker, args.timing)
     name = "selftest" if args.selftest else "quick" if args.quick else "full"
     s = SETTINGS[name]
     libs = {"tp": importlib.import_module("tensorplay")}
@@ -365,15 +375,17 @@ def main(argv=None):
                        f"{s['fresh_rounds']} of fresh processes")
     t0 = time.perf_counter()
     results = run_in_process(libs, s["rounds"], s["target"], s["number"], s["sizes"],
-                             s["budget"])
+                             s["budget"], s["min_rounds"])
+    t1 = time.perf_counter()
     if not args.no_fresh:
         # the selftest spawns only tensorplay workers: a fresh torch import takes seconds
         names = ["tp"] if args.selftest else list(libs)
-        results += run_fresh(names, s["fresh_rounds"], s["min_time"], s["min_calls"],
-                             s["warmup"])
+        results += run_fresh(names, s["fresh_rounds"], s["fresh"])
+    t2 = time.perf_counter()
     bandwidth = harness.copy_bandwidth(s["bandwidth_bytes"])
     print_table(results, bandwidth, s["bandwidth_bytes"])
-    print(f"\n{time.perf_counter() - t0:.0f} s; ratios below 1: tensorplay is faster")
+    print(f"\n{t1 - t0:.0f} s in process, {t2 - t1:.0f} s in fresh processes; "
+          f"ratios below 1: tensorplay is faster")
     return results
 
 

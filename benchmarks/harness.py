@@ -78,17 +78,24 @@ def alternating_rounds(candidates, rounds, target=0.02, number=None, budget=None
     return times
 
 
-def median_of_calls(fn, min_time, min_calls=10, warmup=3, max_calls=5000):
-    """Median seconds of single calls of ``fn``, after ``warmup`` untimed calls,
-    over at least ``min_calls`` calls and at least ``min_time`` seconds."""
+def median_of_calls(fn, min_time=0.5, min_calls=10, warmup=3, max_time=None):
+    """Median seconds of single calls of ``fn`` after ``warmup`` untimed calls.
+
+    Times at least ``min_calls`` calls and at least ``min_time`` seconds, but
+    stops after ``max_time`` seconds once 3 calls are timed (on a loaded
+    machine one call can take a scheduler slice or many)."""
     for _ in range(warmup):
         fn()
     times, start = [], time.perf_counter()
-    while len(times) < min_calls or (time.perf_counter() - start < min_time
-                                     and len(times) < max_calls):
+    while True:
         t0 = time.perf_counter()
         fn()
         times.append(time.perf_counter() - t0)
+        elapsed = time.perf_counter() - start
+        if len(times) >= min_calls and elapsed >= min_time:
+            break
+        if max_time is not None and len(times) >= 3 and elapsed >= max_time:
+            break
     return statistics.median(times)
 
 

@@ -53,7 +53,7 @@ def test_hvp_row_runs_once_tensorplay_has_hvp(monkeypatch):
 
 
 def test_fresh_worker_beside_a_busy_process():
-    (mlp, jvp) = compare.run_fresh(["tp"], rounds=1, min_time=0.0, min_calls=1, warmup=0,
+    (mlp, jvp) = compare.run_fresh(["tp"], 1, compare.SETTINGS["selftest"]["fresh"],
                                    loads=(True,))
     assert mlp.op == "fresh MLP step" and mlp.size == "busy beside"
     assert len(mlp.times["tp"]) == 1 and mlp.times["tp"][0] > 0
