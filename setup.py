@@ -45,11 +45,13 @@ Steps:
          znver1, prefer 128-bit vectors and the SSE libmvec functions).
      TENSORPLAY_OPENMP=0 builds without OpenMP on purpose (serial kernels).
   4. reuse: each compiled module is also kept in build/tensorplay-cache/, named
-     by a hash of its .c file, the headers, the compiler and every flag; a build
-     whose hash is there copies the module instead of compiling it (pip builds in
+     by a hash of its .c file, the headers, the compiler and every flag (the
+     CACHE_PER_MODULE most recently used builds of each module); a build whose
+     hash is there copies the module instead of compiling it (pip builds in
      fresh temporary directories, so distutils' own check never saw the previous
      result).  A second `pip install -e .` with no source change compiles
-     nothing.  Extensions are compiled in parallel, one per CPU.
+     nothing; `build_ext --force` ignores the cache.  Extensions are compiled in
+     parallel, one per CPU.
   5. write tensorplay/_kernels/_build_info.py (the flags and the variants, for
      the dispatcher and show_config()).
 """
@@ -70,6 +72,7 @@ from setuptools.command.build_ext import build_ext
 HERE = Path(__file__).resolve().parent
 KERNELS = Path("tensorplay") / "_kernels"
 CACHE = HERE / "build" / "tensorplay-cache"
+CACHE_PER_MODULE = 4
 
 DEBUG = os.environ.get("TENSORPLAY_CYTHON_DEBUG", "0") not in ("", "0")
 CPU_TARGET = os.environ.get("TENSORPLAY_CPU_TARGET", "native").strip()
@@ -356,17 +359,22 @@ class BuildExt(build_ext):
                   f"{cached.relative_to(HERE)}", file=sys.stderr, flush=True)
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(cached, target)
+            os.utime(cached)                  # most recently used: kept longest
             return
         if target.exists():                   # never trust distutils' mtime check
             target.unlink()
         super().build_extension(ext)
         try:
             CACHE.mkdir(parents=True, exist_ok=True)
-            for old in CACHE.glob(f"{ext.name}.*{target.suffix}"):
-                old.unlink()
             tmp = cached.with_name(cached.name + ".tmp")
             shutil.copyfile(target, tmp)
             os.replace(tmp, cached)
+            # keep a few builds per module (say a native editable install and a
+            # dispatch wheel built from the same tree), the most recently used
+            entries = sorted(CACHE.glob(f"{ext.name}.*{target.suffix}"),
+                             key=lambda p: p.stat().st_mtime, reverse=True)
+            for old in entries[CACHE_PER_MODULE:]:
+                old.unlink()
         except OSError as err:               # a read-only tree: no cache, no harm
             print(f"tensorplay build: not caching {ext.name}: {err}", file=sys.stderr)
 
