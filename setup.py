@@ -151,6 +151,14 @@ def _c_is_current(c_file, key):
         return (KEY_PREFIX + key).encode() in f.read()
 
 
+def _drop_stale_variants(kernels, keep):
+    """Remove the variant folders under `kernels` that this build does not make."""
+    for _, sub, *_ in X86_VARIANTS:
+        folder = kernels / sub
+        if sub not in keep and folder.is_dir():
+            shutil.rmtree(folder, ignore_errors=True)
+
+
 def _probe(compiler, cflags, ldflags, code):
     """True if `code` compiles and links with these flags (output silenced)."""
     with tempfile.TemporaryDirectory() as tmp:
@@ -316,9 +324,13 @@ class BuildExt(build_ext):
                 continue
             ext.extra_link_args = list(ldflags)
         self._cc_id = self._compiler_id()
+        keep = {t[1] for t in targets[1:]}
+        # build_lib persists between wheel builds (build/lib.*), and bdist_wheel
+        # packs all of it: variants of an earlier dispatch build must go
+        _drop_stale_variants(Path(self.build_lib) / KERNELS, keep)
         if self._to_source:
-            self._drop_stale_variants({t[1] for t in targets[1:]})
-            for _, sub, _, _ in targets[1:]:      # copy_extensions_to_source's targets
+            _drop_stale_variants(HERE / KERNELS, keep)
+            for sub in keep:                      # copy_extensions_to_source's targets
                 (HERE / KERNELS / sub).mkdir(exist_ok=True)
         super().build_extensions()
 
@@ -377,12 +389,6 @@ class BuildExt(build_ext):
                 old.unlink()
         except OSError as err:               # a read-only tree: no cache, no harm
             print(f"tensorplay build: not caching {ext.name}: {err}", file=sys.stderr)
-
-    def _drop_stale_variants(self, keep):
-        """In-place builds: remove variant folders a previous build left behind."""
-        for folder in (HERE / KERNELS).glob("_x86_64_v*"):
-            if folder.is_dir() and folder.name not in keep:
-                shutil.rmtree(folder, ignore_errors=True)
 
     def _write_build_info(self, cflags, ldflags, openmp, targets):
         """tensorplay/_kernels/_build_info.py, read by the dispatcher
