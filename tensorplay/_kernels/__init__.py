@@ -62,8 +62,7 @@ def _choose():
                     raise ImportError(f"TENSORPLAY_DISPATCH={forced}: the build lists "
                                       f"{name} but {sub}/ is missing; reinstall tensorplay")
                 return name, sub, "forced by TENSORPLAY_DISPATCH"
-        have = ", ".join(["baseline" if BASELINE == "baseline" else BASELINE]
-                         + [v[0] for v in VARIANTS])
+        have = ", ".join([BASELINE] + [v[0] for v in VARIANTS])
         raise ImportError(f"TENSORPLAY_DISPATCH={forced}: no such kernel variant in this "
                           f"build (it has: {have}; unset the variable to choose "
                           f"automatically)")
