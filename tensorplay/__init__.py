@@ -17,9 +17,7 @@ from tensorplay._creation import *  # noqa: E402,F401,F403
 from tensorplay._config import get_num_threads, set_num_threads, show_config  # noqa: E402
 from tensorplay.autograd.grad_mode import (enable_grad, is_grad_enabled, no_grad,  # noqa: E402
                                            set_grad_enabled)
-from tensorplay import autograd  # noqa: E402
-from tensorplay.autograd import _forward, forward_ad, functional  # noqa: E402,F401
-from tensorplay import nn  # noqa: E402,F401
+from tensorplay import autograd  # noqa: E402  (already loaded by grad_mode)
 
 float = float32    # noqa: A001 -- PyTorch's aliases
 double = float64
@@ -47,3 +45,18 @@ def _warn_if_serial():
 
 
 _warn_if_serial()
+
+# Imported on first use (PEP 562), to keep `import tensorplay` cheap: nothing at
+# import time needs it, and it is a plain attribute once loaded.
+_LAZY_SUBMODULES = ("nn",)
+
+
+def __getattr__(name):
+    if name in _LAZY_SUBMODULES:
+        import importlib
+        return importlib.import_module(f"tensorplay.{name}")   # also binds it here
+    raise AttributeError(f"module 'tensorplay' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY_SUBMODULES))

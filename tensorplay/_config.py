@@ -66,11 +66,16 @@ def show_config():
         f"OpenMP idle workers: {_omp_env.STATUS}",
         f"matmul: {_blas.info()}",
     ]
-    try:
-        from tensorplay._kernels import _build_info
-        lines.append(f"CPU target: {_build_info.CPU_TARGET or 'none'} "
+    from tensorplay import _kernels
+    info = _kernels._build_info
+    if info is not None:
+        lines.append(f"CPU target: {info.CPU_TARGET or 'none'} "
                      f"(TENSORPLAY_CPU_TARGET at build time)")
-        lines.append(f"compile flags: {' '.join(_build_info.COMPILE_ARGS)}")
-    except ImportError:      # built by an older setup.py
-        pass
+        flags = dict((v[0], v[3]) for v in _kernels.VARIANTS)
+        names = [_kernels.BASELINE] + list(flags)
+        lines.append(f"kernels: {_kernels.SELECTED} "
+                     f"({_kernels.HOW}; this build has: {', '.join(names)})")
+        # a dispatch build's baseline has no target flags; a variant adds its own
+        lines.append("compile flags: "
+                     + " ".join(list(info.COMPILE_ARGS) + flags.get(_kernels.SELECTED, [])))
     print("\n".join(lines))

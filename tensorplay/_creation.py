@@ -18,7 +18,10 @@ __all__ = ["tensor", "as_tensor", "from_numpy", "zeros", "ones", "full", "empty"
            "ones_like", "full_like", "empty_like", "rand_like", "randn_like",
            "randint_like", "manual_seed", "initial_seed"]
 
-_rng = [np.random.default_rng(), None]
+# [generator, seed].  The generator is made on first use: importing numpy.random
+# (and the hashlib/secrets modules it pulls in) is a third of what
+# `import tensorplay` would otherwise cost.
+_rng = [None, None]
 _MAX_NUMEL = 2 ** 62       # numpy's own limit is about this; beyond, refuse clearly
 
 
@@ -34,6 +37,14 @@ def manual_seed(seed):
     _rng[0] = np.random.default_rng(seed)
     _rng[1] = seed
     return seed
+
+
+def _generator():
+    """The process-wide generator, made (from OS entropy) on first use."""
+    gen = _rng[0]
+    if gen is None:
+        gen = _rng[0] = np.random.default_rng()
+    return gen
 
 
 def initial_seed():
@@ -250,7 +261,7 @@ def rand(*size, dtype=None, requires_grad=False):
     d = _float_dtype(dtype, "rand")
     if not d.is_floating_point:
         raise TypeError(f"rand(): expected a floating dtype, got {d}")
-    return _finish(_rng[0].random(_size(size, "rand"), dtype=d.numpy), requires_grad, "rand")
+    return _finish(_generator().random(_size(size, "rand"), dtype=d.numpy), requires_grad, "rand")
 
 
 def randn(*size, dtype=None, requires_grad=False):
@@ -258,7 +269,7 @@ def randn(*size, dtype=None, requires_grad=False):
     d = _float_dtype(dtype, "randn")
     if not d.is_floating_point:
         raise TypeError(f"randn(): expected a floating dtype, got {d}")
-    return _finish(_rng[0].standard_normal(_size(size, "randn"), dtype=d.numpy),
+    return _finish(_generator().standard_normal(_size(size, "randn"), dtype=d.numpy),
                    requires_grad, "randn")
 
 
@@ -280,7 +291,7 @@ def randint(low=0, high=None, size=None, *, dtype=None):
                            f"got from={low} >= to={high}")
     d = _dtype.int64 if dtype is None else _dtype.as_dtype(dtype, "randint")
     size = _size(tuple(size) if isinstance(size, (tuple, list)) else (size,), "randint")
-    return Tensor._wrap(_rng[0].integers(low, high, size).astype(d.numpy))
+    return Tensor._wrap(_generator().integers(low, high, size).astype(d.numpy))
 
 
 def _like(input, dtype, op):

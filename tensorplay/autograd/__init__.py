@@ -260,8 +260,21 @@ def _own_storage(g):
     return g if g._data.flags.writeable else g.clone()
 
 
+# Submodules imported on first use (PEP 562) to keep `import tensorplay` cheap;
+# once loaded, each is a plain attribute of this package.
+_LAZY_SUBMODULES = ("forward_ad", "functional", "_forward", "_gradcheck")
+
+
 def __getattr__(name):
     if name in ("gradcheck", "GradcheckError", "gradgradcheck"):
         from tensorplay.autograd import _gradcheck
         return getattr(_gradcheck, name)
+    if name in _LAZY_SUBMODULES:
+        import importlib
+        return importlib.import_module(f"tensorplay.autograd.{name}")
     raise AttributeError(f"module 'tensorplay.autograd' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY_SUBMODULES) |
+                  {"gradcheck", "GradcheckError", "gradgradcheck"})
