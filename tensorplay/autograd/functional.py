@@ -154,7 +154,7 @@ def _jvp_forward(func, inputs, v, create_graph):
     # (out -> grad_fn -> saved tangent -> its grad_fn -> out) would buy nothing
     # for a function that never asks for a gradient.
     if not create_graph:
-        _GRAPH_FREE.active = True
+        prev, _GRAPH_FREE.active = _GRAPH_FREE.active, True
         try:
             with no_grad():
                 return _forward_pass(func, [i.detach() for i in inputs],
@@ -162,7 +162,7 @@ def _jvp_forward(func, inputs, v, create_graph):
         except NeedsReverseGraph:
             pass                      # func calls grad/backward: run it with a graph
         finally:
-            _GRAPH_FREE.active = False
+            _GRAPH_FREE.active = prev
     # The dual inputs require grad, as the inputs of mode="reversed" (and of
     # torch.autograd.functional) do, so that func may call autograd.grad on them.
     # With create_graph the inputs keep their history, so the results are
