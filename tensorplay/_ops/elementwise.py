@@ -114,8 +114,9 @@ def _binary_forward(name, kernel, ufunc=None):
 def _ternary_forward(name, kernel):
     def forward(a, b, c):
         shape = broadcast_shape(broadcast_shape(a.shape, b.shape, name), c.shape, name)
-        out = (np.empty(shape, a.dtype) if a.nbytes < POOL_MIN_BYTES
-               else pool_empty(shape, a.dtype))
+        # small outputs skip the pool's Python call (b, y or a: usually the full shape)
+        small = shape == b.shape and b.nbytes < POOL_MIN_BYTES
+        out = np.empty(shape, a.dtype) if small else pool_empty(shape, a.dtype)
         kernel(a, b, c, out, CONFIG.num_threads)
         return out
     return forward
