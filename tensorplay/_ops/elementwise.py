@@ -505,12 +505,20 @@ def sqrt_backward(grad_output, output):
     return apply(_sqrt_backward, (g, y), {})
 
 
-def _promote3(a, b, c, op):
-    """Three operands of one float dtype (PyTorch promotion, pairwise)."""
+def _promote3(a, b, c, op, names):
+    """Three operands of one float dtype (PyTorch promotion, pairwise) whose shapes
+    broadcast; the error names the arguments."""
     a, b = promote(a, b, op, float_result=True)
     a, c = promote(a, c, op, float_result=True)
     if b._data.dtype != a._data.dtype:
         b = b.to(a.dtype)
+    shapes = [t._data.shape for t in (a, b, c)]
+    try:
+        np.broadcast_shapes(*shapes)
+    except ValueError:
+        got = ", ".join(f"{n} {list(sh)}" for n, sh in zip(names, shapes))
+        raise RuntimeError(f"{op}(): the shapes of the arguments do not broadcast: "
+                           f"{got}") from None
     return a, b, c
 
 
@@ -529,7 +537,8 @@ def div_backward_other(grad_output, output, other):
     Raises:
         RuntimeError: shapes that do not broadcast.
     """
-    g, y, b = _promote3(grad_output, output, other, "div_backward_other")
+    g, y, b = _promote3(grad_output, output, other, "div_backward_other",
+                        ("grad_output", "output", "other"))
     return apply(_div_backward_other, (g, y, b), {})
 
 
@@ -548,7 +557,8 @@ def pow_backward_base(grad_output, input, exponent):
     Raises:
         RuntimeError: shapes that do not broadcast.
     """
-    g, a, b = _promote3(grad_output, input, exponent, "pow_backward_base")
+    g, a, b = _promote3(grad_output, input, exponent, "pow_backward_base",
+                        ("grad_output", "input", "exponent"))
     return apply(_pow_backward_base, (g, a, b), {})
 
 
@@ -567,7 +577,8 @@ def pow_backward_exponent(grad_output, output, input):
     Raises:
         RuntimeError: shapes that do not broadcast.
     """
-    g, y, a = _promote3(grad_output, output, input, "pow_backward_exponent")
+    g, y, a = _promote3(grad_output, output, input, "pow_backward_exponent",
+                        ("grad_output", "output", "input"))
     return apply(_pow_backward_exponent, (g, y, a), {})
 
 
