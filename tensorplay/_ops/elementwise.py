@@ -514,8 +514,8 @@ def _promote3(a, b, c, op, names):
         b = b.to(a.dtype)
     shapes = [t._data.shape for t in (a, b, c)]
     try:
-        np.broadcast_shapes(*shapes)
-    except ValueError:
+        broadcast_shape(broadcast_shape(shapes[0], shapes[1], op), shapes[2], op)
+    except RuntimeError:
         got = ", ".join(f"{n} {list(sh)}" for n, sh in zip(names, shapes))
         raise RuntimeError(f"{op}(): the shapes of the arguments do not broadcast: "
                            f"{got}") from None
