@@ -1134,3 +1134,62 @@ def test_pow_zero_exponent_mask_holds_for_inf_cotangents():
     (g,) = tp.autograd.grad((x ** 0).sum(), x, create_graph=True)
     np.testing.assert_array_equal(g.detach().numpy(), [0.0, 0.0])
     assert not g.requires_grad                               # no graph: d2 is zero
+
+
+# ---- functional.jvp(mode="forward") records a reverse graph only when needed
+def test_jvp_forward_records_no_graph_and_calls_func_once(rng):
+    w = leaf(rng.standard_normal((3, 2)))                 # a parameter requiring grad
+    seen = []
+
+    def f(x):
+        seen.append(x.requires_grad)
+        y = (x @ w).tanh().exp() * x.sum()
+        seen.append(y.grad_fn)
+        return y
+
+    xv, vv = rng.standard_normal((2, 4, 3))
+    _, jv = functional.jvp(f, const(xv), const(vv), mode="forward")
+    assert seen == [False, None]                          # one run, no nodes
+    _, jr = functional.jvp(f, const(xv), const(vv), mode="reversed")
+    np.testing.assert_allclose(npy(jv), npy(jr), rtol=1e-12)
+
+
+def test_jvp_forward_leaves_no_reference_cycles():
+    import gc
+    x, v, w = tp.rand(4, 3, dtype=F64), tp.randn(4, 3, dtype=F64), tp.randn(3, 2, dtype=F64)
+    f = lambda a: (tp.relu(a @ w + 1.0).exp().tanh().sigmoid() * a.sum()).sqrt()  # noqa: E731
+    functional.jvp(f, x, v, mode="forward")
+    gc.collect()
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        for _ in range(3):
+            functional.jvp(f, x, v, mode="forward")
+        assert gc.collect() == 0
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_jvp_forward_reruns_a_function_that_needs_a_graph(create_graph):
+    calls = []
+
+    def f(x):
+        calls.append(x.requires_grad)
+        return tp.autograd.grad((x ** 3).sum(), x, create_graph=True)[0]    # 3 x^2
+
+    xs, vs = np.array([0.5, -2.0]), np.array([1.0, 3.0])
+    _, jv = functional.jvp(f, tp.tensor(xs, dtype=F64), tp.tensor(vs, dtype=F64),
+                           mode="forward", create_graph=create_graph)
+    np.testing.assert_allclose(npy(jv), 6 * xs * vs, rtol=1e-14)
+    assert calls == ([False, True] if not create_graph else [True])
+
+
+def test_jvp_forward_real_errors_still_raise():
+    def f(x):
+        return tp.autograd.grad(tp.ones(2, dtype=F64).sum(), x)   # output has no graph
+
+    with pytest.raises(RuntimeError, match="does not require grad") as info:
+        functional.jvp(f, tp.ones(2, dtype=F64), tp.ones(2, dtype=F64), mode="forward")
+    assert type(info.value) is RuntimeError              # the eager run's own error

@@ -139,3 +139,14 @@ def test_pow_conventions_at_base_zero_and_exponent_zero():
                    (tp.ones(5, dtype=tp.float64), tp.zeros(5, dtype=tp.float64)),
                    mode="forward")
     np.testing.assert_array_equal(jv.numpy(), ga.numpy())
+
+
+def test_ternary_derivative_primitives_name_their_arguments_in_errors():
+    with pytest.raises(RuntimeError, match=r"pow_backward_base\(\).*exponent \[4\]"):
+        ew.pow_backward_base(tp.ones(3), tp.ones(3), tp.ones(4))
+    with pytest.raises(RuntimeError, match=r"div_backward_other\(\).*output \[2\]"):
+        ew.div_backward_other(tp.ones(3), tp.ones(2), 1.0)
+    # mixed dtypes promote as for mul: a float64 operand makes the result float64
+    out = ew.pow_backward_exponent(tp.ones(2), tp.ones(2, dtype=tp.float64), 2.0)
+    assert out.dtype is tp.float64
+    np.testing.assert_allclose(out.numpy(), np.log(2.0), rtol=1e-15)

@@ -408,3 +408,43 @@ def test_pow_and_where_gradients_at_the_edges_match_torch():
     g_t = torch.autograd.grad(out_t, (x_t, e_t))
     for a, b in zip(g_tp, g_t):
         np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-14, equal_nan=True)
+
+
+def test_pow_fused_derivatives_match_torch_on_a_grid_of_edges():
+    # pow_backward_base / pow_backward_exponent apply PyTorch's conventions inside
+    # the loop: compare first derivatives on every (base, exponent) pair of edges
+    a_vals = [0.0, 0.5, 2.0, -1.5, 1.0]
+    b_vals = [0.0, 1.0, 2.0, 0.5, -1.0, -2.0, 3.0]
+    a_np, b_np = (np.array(v, np.float64) for v in zip(*itertools.product(a_vals, b_vals)))
+    grads = {}
+    for M in (torch, tp):
+        a, b = _to(M, a_np), _to(M, b_np)
+        grads[M] = [_np(g) for g in M.autograd.grad((a ** b).sum(), (a, b))]
+    for mine, ref in zip(grads[tp], grads[torch]):
+        np.testing.assert_allclose(mine, ref, rtol=1e-14, equal_nan=True)
+
+
+def test_pow_second_derivatives_match_torch():
+    rng = _seed("pow2")
+    a_np, b_np = rng.uniform(0.5, 2.0, 6), rng.uniform(-2.0, 3.0, 6)
+    b_np[:2] = [0.0, 1.0]                        # the masked exponents
+    res = {}
+    for M in (torch, tp):
+        a, b = _to(M, a_np), _to(M, b_np)
+        ga, gb = M.autograd.grad((a ** b).sum(), (a, b), create_graph=True)
+        res[M] = [_np(g) for g in M.autograd.grad((ga * gb).sum(), (a, b))]
+    for mine, ref in zip(res[tp], res[torch]):
+        np.testing.assert_allclose(mine, ref, rtol=1e-12, atol=1e-13)
+
+
+def test_where_with_an_overflowing_branch_differs_from_torch_by_design():
+    # torch: 0 (unselected cotangent) * inf (exp's derivative) = nan; tensorplay's
+    # fused kernels follow the strong zero (docs/DECISIONS.md): the gradient is 3
+    xs = np.array([200.0, 1.0], np.float32)
+    x_t = torch.tensor(xs, requires_grad=True)
+    (g_t,) = torch.autograd.grad(torch.where(x_t < 50, x_t.exp(), 3 * x_t).sum(), x_t)
+    x = tp.tensor(xs, requires_grad=True)
+    (g,) = tp.autograd.grad(tp.where(x < 50, x.exp(), 3 * x).sum(), x)
+    assert np.isnan(g_t.numpy()[0])
+    np.testing.assert_allclose(g.numpy(), [3.0, np.exp(1.0)], rtol=1e-6)
+    np.testing.assert_allclose(g.numpy()[1], g_t.numpy()[1], rtol=1e-6)

@@ -9,11 +9,15 @@
 #
 # Strong zero (docs/DECISIONS.md, "Strong zero"): every derivative point function
 # returns exactly 0 where its cotangent/tangent g is 0, whatever f'(x) is there
-# (0 * inf = 0 * nan = 0), through `_sz`: one select, which GCC turns into a blend.
-# Selects are written so that no floating-point operation sits inside a branch
-# (`c ? value : value`, both values computed unconditionally): with the default
-# -ftrapping-math GCC does not if-convert a branch holding an FP operation, and a
-# loop with control flow does not vectorise.
+# (0 * inf = 0 * nan = 0), through `_keep(g != 0, r)`: one select, written as a bit
+# mask (_select.h) because GCC, with the default -ftrapping-math, does not
+# if-convert `g == 0 ? 0 : g * y` (it sinks the multiply into the branch) and a
+# loop with control flow does not vectorise.  Other selects pick a value, not an
+# operation (`x >= 0 ? 1 : e`), which GCC does turn into a blend.
+#
+# Constants are typed locals (`cdef floating one = 1`): Cython writes a literal 1 or
+# 2 as the C double 1.0 / 2.0, and `1.0 - y*y` with a float y is evaluated in
+# double (C's usual arithmetic conversions), with conversions in the loop.
 from cython cimport floating
 
 cdef extern from "_simd_math.h" nogil:
@@ -31,10 +35,22 @@ cdef extern from "_simd_math.h" nogil:
     double fabs(double)
     int TP_SIMD_MATH
 
+cdef extern from "_select.h" nogil:
+    float tp_keepf(int keep, float r)
+    double tp_keepd(int keep, double r)
+
+
+cdef inline floating _keep(bint keep, floating r) noexcept nogil:
+    """r where keep, else exactly +0.0; branch-free (vectorises)."""
+    if floating is float:
+        return tp_keepf(keep, r)
+    else:
+        return tp_keepd(keep, r)
+
 
 cdef inline floating _sz(floating g, floating r) noexcept nogil:
     """r, or exactly 0 where the cotangent g is 0 (the strong zero)."""
-    return 0 if g == 0 else r
+    return _keep(g != 0, r)
 
 
 # ---- neg:  y = -x ;  dy/dx = -1 ------------------------------------------------
@@ -57,8 +73,7 @@ cdef inline floating _exp_vjp(floating g, floating y) noexcept nogil:
     product is symmetric, and the rules of the fused kernels use it for
     derivatives of kernels that are identically 0 where their g is 0, see
     elementwise.py); also mul's VJP g * other (the mul_backward kernel)."""
-    cdef floating r = g * y
-    return 0 if (g == 0 or y == 0) else r
+    return _keep((g != 0) & (y != 0), g * y)
 
 
 # ---- log:  y = ln x ;  dy/dx = 1/x  (domain x > 0; log(0) = -inf, x<0 -> nan) ---
@@ -81,7 +96,7 @@ cdef inline floating _sqrt_fwd(floating x) noexcept nogil:
         return sqrt(x)
 
 cdef inline floating _sqrt_vjp(floating g, floating y) noexcept nogil:
-    return _sz(g, g / (2 * y))
+    return _sz(g, g / (y + y))           # y + y: a literal 2 would be a C double
 
 
 # ---- tanh: y = tanh x ;  dy/dx = 1 - y^2 ----------------------------------------
@@ -92,7 +107,8 @@ cdef inline floating _tanh_fwd(floating x) noexcept nogil:
         return tanh(x)
 
 cdef inline floating _tanh_vjp(floating g, floating y) noexcept nogil:
-    return _sz(g, g * (1 - y * y))
+    cdef floating one = 1
+    return _sz(g, g * (one - y * y))
 
 
 # ---- sigmoid: y = 1/(1+e^-x) ;  dy/dx = y (1 - y) -------------------------------
@@ -103,26 +119,29 @@ cdef inline floating _tanh_vjp(floating g, floating y) noexcept nogil:
 #   did not if-convert it, and the loop ran through scalar expf, 5.6x torch's time
 #   at 1M float32 on one thread.  One rounding (t / (1 + e)) instead of two, too.
 cdef inline floating _sigmoid_fwd(floating x) noexcept nogil:
-    cdef floating e, t
+    cdef floating e, t, one = 1
     if floating is float:
         e = expf(-fabsf(x))
     else:
         e = exp(-fabs(x))
-    t = 1 if x >= 0 else e
-    return t / (1 + e)
+    t = one if x >= 0 else e
+    return t / (one + e)
 
 cdef inline floating _sigmoid_vjp(floating g, floating y) noexcept nogil:
-    return _sz(g, g * y * (1 - y))
+    cdef floating one = 1
+    return _sz(g, g * y * (one - y))
 
 
 # ---- relu: y = max(x, 0) ;  dy/dx = [x > 0]  (subgradient 0 at x = 0) ----------
 # NaN propagates: relu(nan) = nan (like torch.relu and np.maximum(x, 0));
 # relu(-0.0) = 0.0.  Its VJP sends 0 where x is NaN (x > 0 is false).
 cdef inline floating _relu_fwd(floating x) noexcept nogil:
-    return 0 if x <= 0 else x
+    cdef floating zero = 0
+    return zero if x <= 0 else x
 
 cdef inline floating _relu_vjp(floating g, floating x) noexcept nogil:
-    return g if x > 0 else 0
+    cdef floating zero = 0
+    return g if x > 0 else zero
 
 
 # ---- binary ops ------------------------------------------------------------------
@@ -154,8 +173,7 @@ cdef inline floating _pow_fwd(floating a, floating b) noexcept nogil:
 # -0/b is 0 anyway except at b = 0: 0/0).  The rules of sqrt_backward and
 # div_backward use this for their second derivatives (-f/x with f = 0 at x = 0).
 cdef inline floating _div_vjp_other(floating g, floating y, floating b) noexcept nogil:
-    cdef floating r = -(g * y) / b
-    return 0 if (g == 0 or y == 0) else r
+    return _keep((g != 0) & (y != 0), -(g * y) / b)
 
 
 # ---- pow:  y = a^b ;  dy/da = b a^(b-1) ;  dy/db = a^b log a -------------------------
@@ -164,12 +182,12 @@ cdef inline floating _div_vjp_other(floating g, floating y, floating b) noexcept
 # a == 0 and b >= 0 (0 * log 0).  The latter is read from (a, y): for a == 0,
 # y = 0^b is finite exactly when b >= 0 (0 or 1), inf for b < 0, nan for b nan.
 cdef inline floating _pow_vjp_base(floating g, floating a, floating b) noexcept nogil:
-    cdef floating r
+    cdef floating r, one = 1
     if floating is float:
-        r = g * b * powf(a, b - 1)
+        r = g * b * powf(a, b - one)
     else:
-        r = g * b * pow(a, b - 1)
-    return 0 if (g == 0 or b == 0) else r
+        r = g * b * pow(a, b - one)
+    return _keep((g != 0) & (b != 0), r)
 
 cdef inline floating _pow_vjp_exponent(floating g, floating y, floating a) noexcept nogil:
     cdef floating r
@@ -177,4 +195,4 @@ cdef inline floating _pow_vjp_exponent(floating g, floating y, floating a) noexc
         r = g * y * logf(a)
     else:
         r = g * y * log(a)
-    return 0 if (g == 0 or (a == 0 and y - y == 0)) else r
+    return _keep((g != 0) & ((a != 0) | (y - y != 0)), r)

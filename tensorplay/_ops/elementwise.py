@@ -114,8 +114,9 @@ def _binary_forward(name, kernel, ufunc=None):
 def _ternary_forward(name, kernel):
     def forward(a, b, c):
         shape = broadcast_shape(broadcast_shape(a.shape, b.shape, name), c.shape, name)
-        out = (np.empty(shape, a.dtype) if a.nbytes < POOL_MIN_BYTES
-               else pool_empty(shape, a.dtype))
+        # small outputs skip the pool's Python call (b, y or a: usually the full shape)
+        small = shape == b.shape and b.nbytes < POOL_MIN_BYTES
+        out = np.empty(shape, a.dtype) if small else pool_empty(shape, a.dtype)
         kernel(a, b, c, out, CONFIG.num_threads)
         return out
     return forward
@@ -504,12 +505,20 @@ def sqrt_backward(grad_output, output):
     return apply(_sqrt_backward, (g, y), {})
 
 
-def _promote3(a, b, c, op):
-    """Three operands of one float dtype (PyTorch promotion, pairwise)."""
+def _promote3(a, b, c, op, names):
+    """Three operands of one float dtype (PyTorch promotion, pairwise) whose shapes
+    broadcast; the error names the arguments."""
     a, b = promote(a, b, op, float_result=True)
     a, c = promote(a, c, op, float_result=True)
     if b._data.dtype != a._data.dtype:
         b = b.to(a.dtype)
+    shapes = [t._data.shape for t in (a, b, c)]
+    try:
+        broadcast_shape(broadcast_shape(shapes[0], shapes[1], op), shapes[2], op)
+    except RuntimeError:
+        got = ", ".join(f"{n} {list(sh)}" for n, sh in zip(names, shapes))
+        raise RuntimeError(f"{op}(): the shapes of the arguments do not broadcast: "
+                           f"{got}") from None
     return a, b, c
 
 
@@ -528,7 +537,8 @@ def div_backward_other(grad_output, output, other):
     Raises:
         RuntimeError: shapes that do not broadcast.
     """
-    g, y, b = _promote3(grad_output, output, other, "div_backward_other")
+    g, y, b = _promote3(grad_output, output, other, "div_backward_other",
+                        ("grad_output", "output", "other"))
     return apply(_div_backward_other, (g, y, b), {})
 
 
@@ -547,7 +557,8 @@ def pow_backward_base(grad_output, input, exponent):
     Raises:
         RuntimeError: shapes that do not broadcast.
     """
-    g, a, b = _promote3(grad_output, input, exponent, "pow_backward_base")
+    g, a, b = _promote3(grad_output, input, exponent, "pow_backward_base",
+                        ("grad_output", "input", "exponent"))
     return apply(_pow_backward_base, (g, a, b), {})
 
 
@@ -566,7 +577,8 @@ def pow_backward_exponent(grad_output, output, input):
     Raises:
         RuntimeError: shapes that do not broadcast.
     """
-    g, y, a = _promote3(grad_output, output, input, "pow_backward_exponent")
+    g, y, a = _promote3(grad_output, output, input, "pow_backward_exponent",
+                        ("grad_output", "output", "input"))
     return apply(_pow_backward_exponent, (g, y, a), {})
 
 

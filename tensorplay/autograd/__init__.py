@@ -31,6 +31,19 @@ def _key(t):
     return t.grad_fn if t.grad_fn is not None else t
 
 
+def _no_grad_error(msg):
+    """The RuntimeError for "this tensor does not require grad".
+
+    While ``functional.jvp(mode="forward")`` runs its function without a reverse
+    graph, it is a ``functional.NeedsReverseGraph`` instead (a RuntimeError
+    subclass), on which jvp runs the function again with inputs that require grad.
+    """
+    from tensorplay.autograd import functional
+    if functional._GRAPH_FREE.active:
+        return functional.NeedsReverseGraph(msg)
+    return RuntimeError(msg)
+
+
 def _make_grads(outputs, grad_outputs, is_grads_batched, op):
     """Check ``grad_outputs`` against ``outputs``; fill in ones for scalar outputs.
 
@@ -72,8 +85,8 @@ def _make_grads(outputs, grad_outputs, is_grads_batched, op):
         roots.append(out)
         grads.append(g)
     if not roots:
-        raise RuntimeError(f"{op}: element 0 of tensors does not require grad and does not "
-                           f"have a grad_fn")
+        raise _no_grad_error(f"{op}: element 0 of tensors does not require grad and does "
+                             f"not have a grad_fn")
     return roots, grads
 
 
@@ -129,8 +142,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         if not hasattr(t, "_requires_grad"):
             raise TypeError(f"grad(): inputs[{i}] is a {type(t).__name__}, not a Tensor")
         if not t._requires_grad:
-            raise RuntimeError(f"grad(): One of the differentiated Tensors (inputs[{i}]) "
-                               f"does not require grad")
+            raise _no_grad_error(f"grad(): One of the differentiated Tensors (inputs[{i}]) "
+                                 f"does not require grad")
     if grad_outputs is None:
         grad_outputs = (None,) * len(outputs)
     else:
@@ -212,7 +225,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
                                "empty.")
         for i, t in enumerate(inputs):
             if not t._requires_grad:
-                raise RuntimeError(f"backward(): inputs[{i}] does not require grad")
+                raise _no_grad_error(f"backward(): inputs[{i}] does not require grad")
         keys = [_key(t) for t in inputs]
     else:
         keys = None

@@ -3,11 +3,27 @@
 This slice has ``jvp``; ``vjp``, ``jacobian``, ``hessian``, ``hvp`` and ``vhp``
 come later.
 """
+import threading
+
 from tensorplay.autograd import _forward as fw
 from tensorplay.autograd import grad as _grad
-from tensorplay.autograd.grad_mode import enable_grad
+from tensorplay.autograd.grad_mode import enable_grad, no_grad
 
-__all__ = ["jvp"]
+__all__ = ["jvp", "NeedsReverseGraph"]
+
+
+class NeedsReverseGraph(RuntimeError):
+    """Raised by ``autograd.grad`` / ``backward`` for a tensor that does not require
+    grad while ``jvp(mode="forward")`` runs its function without a reverse graph;
+    jvp catches it and runs the function again with inputs that require grad.  It
+    reaches the caller only if the function itself catches and re-raises it."""
+
+
+class _GraphFree(threading.local):
+    active = False          # True while jvp(mode="forward") runs func under no_grad
+
+
+_GRAPH_FREE = _GraphFree()
 
 
 def _as_tuple(x, arg, op):
@@ -58,6 +74,17 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False, mode="reversed")
             ``"forward"`` -- forward mode: the JVP rules of every primitive
             propagate ``v`` alongside the forward pass, one pass per op.  Both give
             the same numbers.
+
+    Forward mode records no reverse graph unless the function needs one.
+    Without ``create_graph`` it runs ``func`` under ``no_grad`` with inputs that do
+    not require grad: only the forward kernels and the tangent kernels run.  A
+    function that calls ``autograd.grad`` or ``backward`` itself (forward-over-
+    reverse, e.g. a Hessian-vector product) stops at that call with
+    ``NeedsReverseGraph`` and is run a second time, with grad mode on and inputs
+    that require grad, as ``mode="reversed"`` and ``torch.autograd.functional``
+    give them.  Such a function therefore runs twice up to its first grad call
+    (side effects there happen twice).  With ``create_graph`` the graph is
+    recorded from the start.
 
     Returns:
         ``(func_output, jvp)``: each a Tensor when ``func`` returns a Tensor, a tuple
@@ -122,19 +149,37 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False, mode="reversed")
 
 
 def _jvp_forward(func, inputs, v, create_graph):
+    # Graph-free first (docs/DECISIONS.md, "functional.jvp(mode='forward')"): a
+    # node per op and, through rules that read `out`, a reference cycle per call
+    # (out -> grad_fn -> saved tangent -> its grad_fn -> out) would buy nothing
+    # for a function that never asks for a gradient.
+    if not create_graph:
+        prev, _GRAPH_FREE.active = _GRAPH_FREE.active, True
+        try:
+            with no_grad():
+                return _forward_pass(func, [i.detach() for i in inputs],
+                                     [vi.detach() for vi in v])
+        except NeedsReverseGraph:
+            pass                      # func calls grad/backward: run it with a graph
+        finally:
+            _GRAPH_FREE.active = prev
     # The dual inputs require grad, as the inputs of mode="reversed" (and of
-    # torch.autograd.functional) do, so that func may call autograd.grad on them
-    # (forward-over-reverse: Hessian-vector products).  That costs a graph node per
-    # op; the graph is dropped with the detached results.  With create_graph the
-    # inputs keep their history, so the results are differentiable.
-    with enable_grad(), fw.dual_level():
+    # torch.autograd.functional) do, so that func may call autograd.grad on them.
+    # With create_graph the inputs keep their history, so the results are
+    # differentiable.
+    with enable_grad():
         if create_graph:
             prepared = [i.view_as(i) if i._requires_grad else i.detach().requires_grad_()
                         for i in inputs]
         else:
             prepared = [i.detach().requires_grad_() for i in inputs]
             v = [vi.detach() for vi in v]
-        duals = tuple(fw.make_dual(inp, vi) for inp, vi in zip(prepared, v))
+        return _forward_pass(func, prepared, v)
+
+
+def _forward_pass(func, inputs, v):
+    with fw.dual_level():
+        duals = tuple(fw.make_dual(inp, vi) for inp, vi in zip(inputs, v))
         raw = func(*duals)
         is_outputs_tuple, outputs = _as_tuple(raw, "outputs", "jvp")
         unpacked = [fw.unpack_dual(o) for o in outputs]
