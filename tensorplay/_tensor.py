@@ -345,8 +345,9 @@ class Tensor:
                             "to an index")
         return int(self.item())
 
-    def __hash__(self):
-        return id(self)
+    # identity hash (Tensors are dict keys in the engine); the C slot, not a
+    # Python method
+    __hash__ = object.__hash__
 
     def __repr__(self):
         return _format(self)

@@ -70,13 +70,19 @@ class Node:
         self.params = params
         vjp = op.vjp
         edges = []
-        for i, t in enumerate(inputs):
+        meta = []
+        i = 0
+        for t in inputs:
             if t._requires_grad and vjp[i] is not None:
-                edges.append(t.grad_fn if t.grad_fn is not None else t)
+                fn = t.grad_fn
+                edges.append(t if fn is None else fn)
             else:
                 edges.append(None)
+            d = t._data
+            meta.append((d.shape, d.dtype))
+            i += 1
         self.next_edges = edges
-        self.in_meta = [(t._data.shape, t._data.dtype) for t in inputs]
+        self.in_meta = meta
         if op.save_inputs:
             self.saved = tuple(inputs)
             self.versions = [t._version[0] for t in inputs]
@@ -108,7 +114,9 @@ class Node:
     def _unpack(self):
         """Return (out, inputs) for the VJP rules, checking versions and freeing."""
         op = self.op
-        if self.freed and (op.save_inputs or op.save_out):
+        if not (op.save_inputs or op.save_out):
+            return None, [_Meta(s, d) for s, d in self.in_meta]
+        if self.freed:
             raise RuntimeError(_FREED_MSG.format(name=op.node_name))
         if op.save_inputs:
             inputs = self.saved
@@ -168,15 +176,18 @@ def run_backward(roots, root_grads, targets, *, retain_graph, create_graph):
     Returns:
         dict mapping ``id(key)`` to ``(key, cotangent)`` for the targets reached.
     """
-    target_ids = None if targets is None else {id(k) for k in targets}
+    # Graph keys (Nodes and leaf Tensors) are dict keys themselves: both hash by
+    # identity (Tensor.__hash__ is object.__hash__), and a dict compares identity
+    # before ``__eq__``, so Tensor's elementwise ``==`` is never called.
+    target_set = None if targets is None else set(targets)
     # Pass 1: iterative DFS giving a postorder, and whether each key reaches a
     # target (so branches that lead nowhere wanted are never run).
     order = []
     reaches = {}
     for root in roots:
-        if id(root) in reaches:
+        if root in reaches:
             continue
-        reaches[id(root)] = False
+        reaches[root] = False
         stack = [(root, root.next_edges if type(root) is Node else (), 0)]
         while stack:
             key, edges, i = stack[-1]
@@ -184,60 +195,59 @@ def run_backward(roots, root_grads, targets, *, retain_graph, create_graph):
             while i < n:
                 child = edges[i]
                 i += 1
-                if child is not None and id(child) not in reaches:
-                    reaches[id(child)] = False
+                if child is not None and child not in reaches:
+                    reaches[child] = False
                     stack[-1] = (key, edges, i)
                     stack.append((child, child.next_edges if type(child) is Node else (), 0))
                     break
             else:
                 stack.pop()
                 order.append(key)
-                if target_ids is None:
+                if target_set is None:
                     hit = type(key) is not Node
                 else:
-                    hit = id(key) in target_ids
+                    hit = key in target_set
                 if not hit:
                     for child in edges:
-                        if child is not None and reaches[id(child)]:
+                        if child is not None and reaches[child]:
                             hit = True
                             break
-                reaches[id(key)] = hit
+                reaches[key] = hit
 
     # Pass 2: reverse postorder is a topological order (outputs first).
     grads = {}
     for root, g in zip(roots, root_grads):
-        prev = grads.get(id(root))
-        grads[id(root)] = g if prev is None else prev + g
+        prev = grads.get(root)
+        grads[root] = g if prev is None else prev + g
     results = {}
     prev_mode = STATE.grad_enabled
     STATE.grad_enabled = bool(create_graph)
     try:
         for key in reversed(order):
-            kid = id(key)
-            if not reaches[kid]:
+            if not reaches[key]:
                 continue
-            g = grads.pop(kid, None)
+            g = grads.pop(key, None)
             if g is None:
                 continue
             is_node = type(key) is Node
-            if target_ids is None:
+            if target_set is None:
                 if not is_node:
-                    results[kid] = (key, g)
-            elif kid in target_ids:
-                results[kid] = (key, g)
+                    results[id(key)] = (key, g)
+            elif key in target_set:
+                results[id(key)] = (key, g)
             if not is_node:
                 continue
             vjp = key.op.vjp
             out, inputs = key._unpack()
             params = key.params
             in_meta = key.in_meta
-            for i, edge in enumerate(key.next_edges):
-                if edge is None:
+            i = -1
+            for edge in key.next_edges:
+                i += 1
+                if edge is None or not reaches[edge]:
                     continue
-                eid = id(edge)
-                if not reaches[eid]:
-                    continue
-                gi = vjp[i](g, out, *inputs, **params)
+                gi = (vjp[i](g, out, *inputs, **params) if params
+                      else vjp[i](g, out, *inputs))
                 if gi is None:
                     continue
                 shape, dtype = in_meta[i]
@@ -246,8 +256,8 @@ def run_backward(roots, root_grads, targets, *, retain_graph, create_graph):
                     gi = _sum_to_shape(gi, shape)
                 if data.dtype != dtype:
                     gi = gi.to(from_numpy_dtype(dtype))
-                prev = grads.get(eid)
-                grads[eid] = gi if prev is None else prev + gi
+                prev = grads.get(edge)
+                grads[edge] = gi if prev is None else prev + gi
             if not retain_graph:
                 key._release()
     finally:
