@@ -32,6 +32,31 @@ def _scalar_tensor(value, d, op="op"):
     return Tensor._wrap(np.array(value, dtype=d.numpy))
 
 
+_CONSTANTS = {}          # (number, numpy float dtype) -> read-only 0-d Tensor
+_MAX_CONSTANTS = 256
+
+
+def _constant(value, np_dtype):
+    """A Python number as a 0-d Tensor of the float dtype ``np_dtype``.
+
+    ``y * 1.01 + 0.1`` in a loop would otherwise build two arrays and two Tensors
+    per step; the same few constants recur, so they are made once (read-only, no
+    history: nothing can change them) and reused.  Zeros (0.0 == -0.0) and nan
+    (nan != nan) are not cached.  The cache is emptied when it holds 256 entries.
+    """
+    key = (value, np_dtype)
+    t = _CONSTANTS.get(key)
+    if t is None:
+        arr = np.array(value, dtype=np_dtype)
+        t = Tensor._wrap(arr)
+        if value != 0 and value == value:
+            arr.flags.writeable = False
+            if len(_CONSTANTS) >= _MAX_CONSTANTS:
+                _CONSTANTS.clear()
+            _CONSTANTS[key] = t
+    return t
+
+
 def promote(a, b, op, float_result=False):
     """Turn (Tensor|scalar|ndarray, Tensor|scalar|ndarray) into two Tensors of one dtype.
 
@@ -48,9 +73,9 @@ def promote(a, b, op, float_result=False):
         if a._data.dtype == b._data.dtype and (not float_result or a._data.dtype.kind == "f"):
             return a, b
     elif ta and type(b) in (float, int) and a._data.dtype.kind == "f":
-        return a, Tensor._wrap(np.array(b, dtype=a._data.dtype))
+        return a, _constant(b, a._data.dtype)
     elif tb and type(a) in (float, int) and b._data.dtype.kind == "f":
-        return Tensor._wrap(np.array(a, dtype=b._data.dtype)), b
+        return _constant(a, b._data.dtype), b
     a = _coerce(a, op, "input")
     b = _coerce(b, op, "other")
     d = _dtype.result_type(a, b)
