@@ -1,0 +1,13 @@
+# Declarations for compiling graph.py with Cython (setup.py's hot-path block);
+# graph.py itself stays plain Python and runs unchanged without them.
+# Node becomes an extension type: its fields are C struct slots, so building one
+# per recorded op costs a fraction of a Python object with __slots__.
+
+cdef class Node:
+    cdef public object op, params, next_edges, in_meta, saved, versions
+    cdef public object out_data, out_version, out_tangent, freed
+    cdef object __weakref__
+
+
+cdef class _Meta:
+    cdef public object shape, _np_dtype
