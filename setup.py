@@ -225,8 +225,11 @@ def hot_path_extensions():
     if not record.exists() or record.read_text() != text:
         record.write_text(text)
     exts = [Extension(n, [p]) for n, p in names.items()]
+    # no annotation typing: the .py files must mean the same compiled or not; no
+    # auto-pickling: Tensor pickles itself (__getstate__/__setstate__)
     return cythonize(exts, compiler_directives={"language_level": 3,
-                                                "annotation_typing": False})
+                                                "annotation_typing": False,
+                                                "auto_pickle": False})
 
 
 setup(ext_modules=extensions() + hot_path_extensions(), cmdclass={"build_ext": BuildExt})
