@@ -32,7 +32,11 @@ def _scalar_tensor(value, d, op="op"):
     return Tensor._wrap(np.array(value, dtype=d.numpy))
 
 
-_CONSTANTS = {}          # (number, numpy float dtype) -> read-only 0-d Tensor
+# Python-number operands of float tensors, as read-only 0-d Tensors, per dtype
+_CONSTANTS = {np.dtype(np.float32): {}, np.dtype(np.float64): {}}
+_CONST32 = _CONSTANTS[np.dtype(np.float32)]
+_CONST64 = _CONSTANTS[np.dtype(np.float64)]
+_F32, _F64 = np.dtype(np.float32), np.dtype(np.float64)
 _MAX_CONSTANTS = 256
 
 
@@ -42,18 +46,18 @@ def _constant(value, np_dtype):
     ``y * 1.01 + 0.1`` in a loop would otherwise build two arrays and two Tensors
     per step; the same few constants recur, so they are made once (read-only, no
     history: nothing can change them) and reused.  Zeros (0.0 == -0.0) and nan
-    (nan != nan) are not cached.  The cache is emptied when it holds 256 entries.
+    (nan != nan) are not cached.  A cache is emptied when it holds 256 entries.
     """
-    key = (value, np_dtype)
-    t = _CONSTANTS.get(key)
+    cache = _CONST32 if np_dtype is _F32 else _CONST64 if np_dtype is _F64 else None
+    t = None if cache is None else cache.get(value)
     if t is None:
         arr = np.array(value, dtype=np_dtype)
         t = Tensor._wrap(arr)
-        if value != 0 and value == value:
+        if cache is not None and value != 0 and value == value:
             arr.flags.writeable = False
-            if len(_CONSTANTS) >= _MAX_CONSTANTS:
-                _CONSTANTS.clear()
-            _CONSTANTS[key] = t
+            if len(cache) >= _MAX_CONSTANTS:
+                cache.clear()
+            cache[value] = t
     return t
 
 
