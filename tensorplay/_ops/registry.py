@@ -92,7 +92,11 @@ def apply(op, inputs, params):
         needs_node = a._requires_grad
     else:
         data = op.forward(*[t._data for t in inputs], **params)
-        needs_node = any(t._requires_grad for t in inputs)
+        needs_node = False
+        for t in inputs:
+            if t._requires_grad:
+                needs_node = True
+                break
     out = _wrap(data)
     if op.view:
         out._version = inputs[0]._version
