@@ -176,6 +176,12 @@ def run_backward(roots, root_grads, targets, *, retain_graph, create_graph):
     Returns:
         dict mapping ``id(key)`` to ``(key, cotangent)`` for the targets reached.
     """
+    return _run_backward(roots, root_grads, targets, retain_graph, create_graph)
+
+
+def _run_backward(roots, root_grads, targets, retain_graph, create_graph):
+    """run_backward's body, with positional arguments (compiled: a cpdef with typed
+    locals, see graph.pxd)."""
     # Graph keys (Nodes and leaf Tensors) are dict keys themselves: both hash by
     # identity (Tensor.__hash__ is object.__hash__), and a dict compares identity
     # before ``__eq__``, so Tensor's elementwise ``==`` is never called.
@@ -237,12 +243,13 @@ def run_backward(roots, root_grads, targets, *, retain_graph, create_graph):
                 results[id(key)] = (key, g)
             if not is_node:
                 continue
-            vjp = key.op.vjp
-            out, inputs = key._unpack()
-            params = key.params
-            in_meta = key.in_meta
+            node = key
+            vjp = node.op.vjp
+            out, inputs = node._unpack()
+            params = node.params
+            in_meta = node.in_meta
             i = -1
-            for edge in key.next_edges:
+            for edge in node.next_edges:
                 i += 1
                 if edge is None or not reaches[edge]:
                     continue
@@ -259,7 +266,7 @@ def run_backward(roots, root_grads, targets, *, retain_graph, create_graph):
                 prev = grads.get(edge)
                 grads[edge] = gi if prev is None else prev + gi
             if not retain_graph:
-                key._release()
+                node._release()
     finally:
         STATE.grad_enabled = prev_mode
     return results
