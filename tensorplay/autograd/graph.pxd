@@ -13,6 +13,8 @@ cdef class Node:
     cdef public object out_data, out_version, out_tangent, freed
     cdef object __weakref__
 
+    @cython.locals(t=_TensorBase, i=cython.Py_ssize_t)
+    cpdef _record(self, op, inputs, _TensorBase out, params)
     @cython.locals(out=_TensorBase)
     cpdef _unpack(self)
     cpdef _release(self)

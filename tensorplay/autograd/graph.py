@@ -66,6 +66,10 @@ class Node:
                  "out_data", "out_version", "out_tangent", "freed", "__weakref__")
 
     def __init__(self, op, inputs, out, params):
+        self._record(op, inputs, out, params)
+
+    def _record(self, op, inputs, out, params):
+        # __init__'s body, apart so that compiled (graph.pxd) its Tensors are typed
         self.op = op
         self.params = params
         vjp = op.vjp
