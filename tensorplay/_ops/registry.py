@@ -22,6 +22,8 @@ expands a tangent to the output's shape.
 ``apply`` is the one hot path.  With grad mode off and no dual level active it
 costs the kernel call plus a Tensor allocation.
 """
+import numpy as np
+
 from tensorplay._tensor import Tensor
 from tensorplay.autograd.grad_mode import STATE
 from tensorplay.autograd.graph import Node
@@ -100,7 +102,8 @@ def apply(op, inputs, params):
     out = _wrap(data)
     if op.view:
         out._version = inputs[0]._version
-    if data.dtype.kind != "f":
+    dt = data.dtype
+    if dt is not _F32 and dt is not _F64 and dt.kind != "f":
         return out          # integer and bool results never carry derivatives
     state = STATE
     node = None
@@ -115,6 +118,7 @@ def apply(op, inputs, params):
 
 
 _wrap = Tensor._wrap
+_F32, _F64 = np.dtype(np.float32), np.dtype(np.float64)     # identity fast paths
 
 
 def _propagate_tangent(op, inputs, out, params, state):

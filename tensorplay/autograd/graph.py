@@ -265,7 +265,8 @@ def _run_backward(roots, root_grads, targets, retain_graph, create_graph):
                 data = gi._data
                 if data.shape != shape:
                     gi = _sum_to_shape(gi, shape)
-                if data.dtype != dtype:
+                have = data.dtype
+                if have is not dtype and have != dtype:
                     gi = gi.to(from_numpy_dtype(dtype))
                 prev = grads.get(edge)
                 grads[edge] = gi if prev is None else prev + gi
