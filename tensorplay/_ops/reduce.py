@@ -9,6 +9,7 @@ import math
 
 import numpy as np
 
+from tensorplay._pool import MIN_BYTES as POOL_MIN_BYTES
 from tensorplay._pool import empty as pool_empty
 from tensorplay._kernels import reduce as _kr
 from tensorplay._ops._common import CONFIG, as_tensor_arg, normalize_dims
@@ -40,7 +41,9 @@ def _sum_array(x, dims, keepdim):
         a = math.prod(shape[i] for i in kept)
         r = math.prod(shape[i] for i in dims)
         b = 1
-    out = pool_empty((a, b), x.dtype)
+    # small outputs skip the pool's Python call, as in elementwise.py
+    out = (np.empty((a, b), x.dtype) if a * b * x.itemsize < POOL_MIN_BYTES
+           else pool_empty((a, b), x.dtype))
     _kr.sum_fwd(xa.reshape(a, r, b), out, CONFIG.num_threads)
     return out.reshape(out_shape)
 
