@@ -24,5 +24,5 @@ cdef class _Meta:
     cdef public object shape, _np_dtype
 
 
-@cython.locals(node=Node, gi=_TensorBase, i=cython.Py_ssize_t)
+@cython.locals(node=Node, gi=_TensorBase, i=cython.Py_ssize_t, n_in=cython.Py_ssize_t)
 cpdef _run_backward(roots, root_grads, targets, retain_graph, create_graph)

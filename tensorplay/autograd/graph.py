@@ -252,13 +252,20 @@ def _run_backward(roots, root_grads, targets, retain_graph, create_graph):
             out, inputs = node._unpack()
             params = node.params
             in_meta = node.in_meta
+            n_in = len(inputs)
             i = -1
             for edge in node.next_edges:
                 i += 1
                 if edge is None or not reaches[edge]:
                     continue
-                gi = (vjp[i](g, out, *inputs, **params) if params
-                      else vjp[i](g, out, *inputs))
+                if params:
+                    gi = vjp[i](g, out, *inputs, **params)
+                elif n_in == 2:         # no argument tuple to build (compiled)
+                    gi = vjp[i](g, out, inputs[0], inputs[1])
+                elif n_in == 1:
+                    gi = vjp[i](g, out, inputs[0])
+                else:
+                    gi = vjp[i](g, out, *inputs)
                 if gi is None:
                     continue
                 shape, dtype = in_meta[i]
