@@ -14,6 +14,7 @@ from tensorplay._pool import empty as pool_empty
 from tensorplay._kernels import reduce as _kr
 from tensorplay._ops._common import CONFIG, as_tensor_arg, normalize_dims
 from tensorplay._ops.registry import apply, defop
+from tensorplay._ops.shape import _expand, _reshape
 
 __all__ = ["sum", "mean"]
 
@@ -60,10 +61,21 @@ def _mean_array(x, dims, keepdim):
 
 
 def _expand_back(g, x, dims, keepdim):
-    """Broadcast a reduced cotangent back to the input's shape."""
+    """Broadcast a reduced cotangent back to the input's shape.
+
+    The shapes are valid by construction, so the reshape and expand primitives
+    are applied directly, without the public functions' checks (on tiny tensors
+    those cost more than the views); an expand to the shape ``g`` already has is
+    skipped.
+    """
+    shape = tuple(x.shape)
     if not keepdim:
-        g = g.reshape(_kept_shape(x.shape, dims))
-    return g.expand(x.shape)
+        kept = _kept_shape(shape, dims)
+        if kept != g._data.shape:
+            g = apply(_reshape, (g,), {"shape": kept})
+    if g._data.shape == shape:
+        return g
+    return apply(_expand, (g,), {"shape": shape})
 
 
 # sum: VJP broadcasts g back over the reduced dims; JVP sums the tangent.
