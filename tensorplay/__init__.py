@@ -7,6 +7,10 @@ with OpenMP.  Names and semantics follow PyTorch.
 """
 __version__ = "0.1.0"
 
+from tensorplay import _compiled  # noqa: E402  (first: it picks compiled or source modules)
+
+_compiled.install()
+
 from tensorplay import _dtype  # noqa: E402
 from tensorplay._dtype import (bool, dtype, float32, float64, get_default_dtype,  # noqa: E402,A004
                                int32, int64, promote_types, set_default_dtype)

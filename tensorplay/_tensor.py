@@ -16,7 +16,6 @@ from tensorplay.autograd.grad_mode import STATE
 
 __all__ = ["Tensor", "Size"]
 
-_new = object.__new__
 
 
 class Size(tuple):
@@ -34,7 +33,22 @@ class Size(tuple):
         return f"tensorplay.Size({list(self)})"
 
 
-class Tensor:
+class _TensorBase:
+    """The storage and autograd metadata of a Tensor, and nothing else.
+
+    A base class of its own so that, when this module is compiled (setup.py's
+    hot-path block, ``_tensor.pxd``), it becomes an extension type whose fields are
+    C struct slots -- a Tensor is made for every op result -- while ``Tensor``
+    stays an ordinary class that ``_bind_methods`` can add the op methods to.
+    """
+    __slots__ = ("_data", "_requires_grad", "_grad", "grad_fn", "_version", "_tangent",
+                 "_tangent_level", "__weakref__")
+
+
+_new = _TensorBase.__new__
+
+
+class Tensor(_TensorBase):
     """A multi-dimensional array of one dtype, with optional autograd history.
 
     Create tensors with ``tensorplay.tensor``, ``zeros``, ``randn`` and friends;
@@ -44,8 +58,7 @@ class Tensor:
         grad (Tensor or None): gradient accumulated by ``backward()`` (leaves).
         grad_fn (Node or None): the node that made this tensor; None for leaves.
     """
-    __slots__ = ("_data", "_requires_grad", "_grad", "grad_fn", "_version", "_tangent",
-                 "_tangent_level", "__weakref__")
+    __slots__ = ()
     # ``ndarray op Tensor`` defers to the Tensor's reflected operator.
     __array_ufunc__ = None
 
@@ -63,15 +76,7 @@ class Tensor:
     @staticmethod
     def _wrap(arr):
         """Wrap an ndarray of a supported dtype without copying (internal)."""
-        t = _new(Tensor)
-        t._data = arr
-        t._requires_grad = False
-        t._grad = None
-        t.grad_fn = None
-        t._version = [0]
-        t._tangent = None
-        t._tangent_level = None
-        return t
+        return _wrap(arr)
 
     # ------------------------------------------------------------ attributes
     @property
@@ -345,8 +350,9 @@ class Tensor:
                             "to an index")
         return int(self.item())
 
-    def __hash__(self):
-        return id(self)
+    # identity hash (Tensors are dict keys in the engine); the C slot, not a
+    # Python method
+    __hash__ = object.__hash__
 
     def __repr__(self):
         return _format(self)
@@ -528,6 +534,22 @@ class Tensor:
         new = self._data.copy()
         new[key] = val
         self._write("__setitem__", new)
+
+
+def _wrap(arr):
+    """``Tensor._wrap``: a new Tensor on ``arr`` (no copy), no history, version 0."""
+    t = _new(Tensor)
+    t._data = arr
+    t._requires_grad = False
+    t._grad = None
+    t.grad_fn = None
+    t._version = [0]
+    t._tangent = None
+    t._tangent_level = None
+    return t
+
+
+Tensor._wrap = staticmethod(_wrap)     # the module function itself: one call, not two
 
 
 def _checked_scalar(value, np_dtype, name):

@@ -32,6 +32,35 @@ def _scalar_tensor(value, d, op="op"):
     return Tensor._wrap(np.array(value, dtype=d.numpy))
 
 
+# Python-number operands of float tensors, as read-only 0-d Tensors, per dtype
+_CONSTANTS = {np.dtype(np.float32): {}, np.dtype(np.float64): {}}
+_CONST32 = _CONSTANTS[np.dtype(np.float32)]
+_CONST64 = _CONSTANTS[np.dtype(np.float64)]
+_F32, _F64 = np.dtype(np.float32), np.dtype(np.float64)
+_MAX_CONSTANTS = 256
+
+
+def _constant(value, np_dtype):
+    """A Python number as a 0-d Tensor of the float dtype ``np_dtype``.
+
+    ``y * 1.01 + 0.1`` in a loop would otherwise build two arrays and two Tensors
+    per step; the same few constants recur, so they are made once (read-only, no
+    history: nothing can change them) and reused.  Zeros (0.0 == -0.0) and nan
+    (nan != nan) are not cached.  A cache is emptied when it holds 256 entries.
+    """
+    cache = _CONST32 if np_dtype is _F32 else _CONST64 if np_dtype is _F64 else None
+    t = None if cache is None else cache.get(value)
+    if t is None:
+        arr = np.array(value, dtype=np_dtype)
+        t = Tensor._wrap(arr)
+        if cache is not None and value != 0 and value == value:
+            arr.flags.writeable = False
+            if len(cache) >= _MAX_CONSTANTS:
+                cache.clear()
+            cache[value] = t
+    return t
+
+
 def promote(a, b, op, float_result=False):
     """Turn (Tensor|scalar|ndarray, Tensor|scalar|ndarray) into two Tensors of one dtype.
 
@@ -48,9 +77,9 @@ def promote(a, b, op, float_result=False):
         if a._data.dtype == b._data.dtype and (not float_result or a._data.dtype.kind == "f"):
             return a, b
     elif ta and type(b) in (float, int) and a._data.dtype.kind == "f":
-        return a, Tensor._wrap(np.array(b, dtype=a._data.dtype))
+        return a, _constant(b, a._data.dtype)
     elif tb and type(a) in (float, int) and b._data.dtype.kind == "f":
-        return Tensor._wrap(np.array(a, dtype=b._data.dtype)), b
+        return _constant(a, b._data.dtype), b
     a = _coerce(a, op, "input")
     b = _coerce(b, op, "other")
     d = _dtype.result_type(a, b)

@@ -88,13 +88,19 @@ def broadcast_shape(sa, sb, op):
     try:
         return np.broadcast_shapes(sa, sb)
     except ValueError:
-        n = max(len(sa), len(sb))
-        pa = (1,) * (n - len(sa)) + tuple(sa)
-        pb = (1,) * (n - len(sb)) + tuple(sb)
-        i = next(i for i in range(n) if pa[i] != pb[i] and 1 not in (pa[i], pb[i]))
-        raise RuntimeError(f"{op}(): the size of tensor a ({pa[i]}) must match the size of "
-                           f"tensor b ({pb[i]}) at non-singleton dimension {i}; shapes are "
-                           f"{list(sa)} and {list(sb)}") from None
+        raise _broadcast_error(sa, sb, op) from None
+
+
+def _broadcast_error(sa, sb, op):
+    # apart from broadcast_shape so that its fast path has no closure (the
+    # generator below) to allocate when compiled
+    n = max(len(sa), len(sb))
+    pa = (1,) * (n - len(sa)) + tuple(sa)
+    pb = (1,) * (n - len(sb)) + tuple(sb)
+    i = next(i for i in range(n) if pa[i] != pb[i] and 1 not in (pa[i], pb[i]))
+    return RuntimeError(f"{op}(): the size of tensor a ({pa[i]}) must match the size of "
+                        f"tensor b ({pb[i]}) at non-singleton dimension {i}; shapes are "
+                        f"{list(sa)} and {list(sb)}")
 
 
 def _binary_forward(name, kernel, ufunc=None):

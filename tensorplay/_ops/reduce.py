@@ -9,10 +9,12 @@ import math
 
 import numpy as np
 
+from tensorplay._pool import MIN_BYTES as POOL_MIN_BYTES
 from tensorplay._pool import empty as pool_empty
 from tensorplay._kernels import reduce as _kr
 from tensorplay._ops._common import CONFIG, as_tensor_arg, normalize_dims
 from tensorplay._ops.registry import apply, defop
+from tensorplay._ops.shape import _expand, _reshape
 
 __all__ = ["sum", "mean"]
 
@@ -40,7 +42,9 @@ def _sum_array(x, dims, keepdim):
         a = math.prod(shape[i] for i in kept)
         r = math.prod(shape[i] for i in dims)
         b = 1
-    out = pool_empty((a, b), x.dtype)
+    # small outputs skip the pool's Python call, as in elementwise.py
+    out = (np.empty((a, b), x.dtype) if a * b * x.itemsize < POOL_MIN_BYTES
+           else pool_empty((a, b), x.dtype))
     _kr.sum_fwd(xa.reshape(a, r, b), out, CONFIG.num_threads)
     return out.reshape(out_shape)
 
@@ -57,10 +61,21 @@ def _mean_array(x, dims, keepdim):
 
 
 def _expand_back(g, x, dims, keepdim):
-    """Broadcast a reduced cotangent back to the input's shape."""
+    """Broadcast a reduced cotangent back to the input's shape.
+
+    The shapes are valid by construction, so the reshape and expand primitives
+    are applied directly, without the public functions' checks (on tiny tensors
+    those cost more than the views); an expand to the shape ``g`` already has is
+    skipped.
+    """
+    shape = tuple(x.shape)
     if not keepdim:
-        g = g.reshape(_kept_shape(x.shape, dims))
-    return g.expand(x.shape)
+        kept = _kept_shape(shape, dims)
+        if kept != g._data.shape:
+            g = apply(_reshape, (g,), {"shape": kept})
+    if g._data.shape == shape:
+        return g
+    return apply(_expand, (g,), {"shape": shape})
 
 
 # sum: VJP broadcasts g back over the reduced dims; JVP sums the tangent.

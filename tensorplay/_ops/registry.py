@@ -22,6 +22,8 @@ expands a tangent to the output's shape.
 ``apply`` is the one hot path.  With grad mode off and no dual level active it
 costs the kernel call plus a Tensor allocation.
 """
+import numpy as np
+
 from tensorplay._tensor import Tensor
 from tensorplay.autograd.grad_mode import STATE
 from tensorplay.autograd.graph import Node
@@ -79,25 +81,44 @@ def apply(op, inputs, params):
     Records a graph node when grad mode is on and an input requires grad, and
     computes the output tangent when an input carries one at the active dual level.
     """
-    data = op.forward(*[t._data for t in inputs], **params)
-    out = Tensor._wrap(data)
+    # one and two inputs are the common case: no list, no ``**{}`` call
+    n = len(inputs)
+    if n == 2:
+        a, b = inputs
+        data = (op.forward(a._data, b._data, **params) if params
+                else op.forward(a._data, b._data))
+        needs_node = a._requires_grad or b._requires_grad
+    elif n == 1:
+        a = inputs[0]
+        data = op.forward(a._data, **params) if params else op.forward(a._data)
+        needs_node = a._requires_grad
+    else:
+        data = op.forward(*[t._data for t in inputs], **params)
+        needs_node = False
+        for t in inputs:
+            if t._requires_grad:
+                needs_node = True
+                break
+    out = _wrap(data)
     if op.view:
         out._version = inputs[0]._version
-    if data.dtype.kind != "f":
+    dt = data.dtype
+    if dt is not _F32 and dt is not _F64 and dt.kind != "f":
         return out          # integer and bool results never carry derivatives
     state = STATE
     node = None
-    if state.grad_enabled:
-        for t in inputs:
-            if t._requires_grad:
-                node = Node(op, inputs, out, params)
-                break
+    if needs_node and state.grad_enabled:
+        node = Node(op, inputs, out, params)
     if state.fw_level is not None and not state.fw_rule:
         _propagate_tangent(op, inputs, out, params, state)
         if node is not None and op.save_out and out._tangent is not None:
             # the saved output keeps its tangent (forward-over-reverse)
             node.out_tangent = (out._tangent, out._tangent_level)
     return out
+
+
+_wrap = Tensor._wrap
+_F32, _F64 = np.dtype(np.float32), np.dtype(np.float64)     # identity fast paths
 
 
 def _propagate_tangent(op, inputs, out, params, state):

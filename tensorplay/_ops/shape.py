@@ -46,11 +46,13 @@ def _infer_shape(shape, numel, op):
 
 
 # reshape: a view when the strides allow it, else a copy (PyTorch's reshape).
-_reshape = defop("reshape", lambda x, shape: np.reshape(x, shape),
+# (ndarray methods, not np.reshape: a Python-level wrapper that costs more than the
+# view itself on small arrays)
+_reshape = defop("reshape", lambda x, shape: x.reshape(shape),
                  vjp=(lambda g, out, x, shape: g.reshape(x.shape),),
                  jvp=lambda ts, out, x, shape: ts[0].reshape(shape), view=True)
 # view: always a view; the public function checks that no copy is needed.
-_view = defop("view", lambda x, shape: np.reshape(x, shape, copy=False),
+_view = defop("view", lambda x, shape: x.reshape(shape, copy=False),
               vjp=(lambda g, out, x, shape: g.reshape(x.shape),),
               jvp=lambda ts, out, x, shape: ts[0].reshape(shape), view=True)
 

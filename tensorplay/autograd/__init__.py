@@ -15,10 +15,28 @@ __all__ = ["grad", "backward", "no_grad", "enable_grad", "set_grad_enabled",
            "functional"]
 
 
+class _Late:
+    """Names this package needs from modules that import it first (Tensor, the
+    creation functions), bound once on first use rather than by an import
+    statement in every call."""
+    Tensor = ones_like = zeros_like = stack = None
+
+    @classmethod
+    def bind(cls):
+        from tensorplay._creation import ones_like, zeros_like
+        from tensorplay._ops.shape import stack
+        from tensorplay._tensor import Tensor
+        cls.Tensor, cls.ones_like, cls.zeros_like, cls.stack = Tensor, ones_like, zeros_like, stack
+        return cls
+
+
+def _late():
+    return _Late if _Late.Tensor is not None else _Late.bind()
+
+
 def _as_tuple(x, name):
     """A Tensor or a sequence (entries may be None, e.g. grad_outputs) as a tuple."""
-    from tensorplay._tensor import Tensor
-    if isinstance(x, Tensor):
+    if isinstance(x, _late().Tensor):
         return (x,)
     try:
         return tuple(x)
@@ -49,8 +67,8 @@ def _make_grads(outputs, grad_outputs, is_grads_batched, op):
 
     Returns (roots, root_grads) for the outputs that require grad.
     """
-    from tensorplay._creation import ones_like
-    from tensorplay._tensor import Tensor
+    late = _late()
+    Tensor, ones_like = late.Tensor, late.ones_like
     if len(grad_outputs) != len(outputs):
         raise RuntimeError(f"{op}: got {len(outputs)} outputs but {len(grad_outputs)} "
                            f"grad_outputs; pass one per output (None for scalar outputs)")
@@ -125,8 +143,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
             ``allow_unused``; a pass through a graph freed by an earlier pass.
         ValueError: ``materialize_grads=True`` with ``allow_unused=False``.
     """
-    from tensorplay._creation import zeros_like
-    from tensorplay._ops.shape import stack
+    late = _late()
+    zeros_like, stack = late.zeros_like, late.stack
     if materialize_grads and allow_unused is False:
         raise ValueError("grad(): expected allow_unused to be True or not passed when "
                          "materialize_grads=True, but got allow_unused=False.")

@@ -66,17 +66,27 @@ class Node:
                  "out_data", "out_version", "out_tangent", "freed", "__weakref__")
 
     def __init__(self, op, inputs, out, params):
+        self._record(op, inputs, out, params)
+
+    def _record(self, op, inputs, out, params):
+        # __init__'s body, apart so that compiled (graph.pxd) its Tensors are typed
         self.op = op
         self.params = params
         vjp = op.vjp
         edges = []
-        for i, t in enumerate(inputs):
+        meta = []
+        i = 0
+        for t in inputs:
             if t._requires_grad and vjp[i] is not None:
-                edges.append(t.grad_fn if t.grad_fn is not None else t)
+                fn = t.grad_fn
+                edges.append(t if fn is None else fn)
             else:
                 edges.append(None)
+            d = t._data
+            meta.append((d.shape, d.dtype))
+            i += 1
         self.next_edges = edges
-        self.in_meta = [(t._data.shape, t._data.dtype) for t in inputs]
+        self.in_meta = meta
         if op.save_inputs:
             self.saved = tuple(inputs)
             self.versions = [t._version[0] for t in inputs]
@@ -108,7 +118,9 @@ class Node:
     def _unpack(self):
         """Return (out, inputs) for the VJP rules, checking versions and freeing."""
         op = self.op
-        if self.freed and (op.save_inputs or op.save_out):
+        if not (op.save_inputs or op.save_out):
+            return None, [_Meta(s, d) for s, d in self.in_meta]
+        if self.freed:
             raise RuntimeError(_FREED_MSG.format(name=op.node_name))
         if op.save_inputs:
             inputs = self.saved
@@ -168,15 +180,24 @@ def run_backward(roots, root_grads, targets, *, retain_graph, create_graph):
     Returns:
         dict mapping ``id(key)`` to ``(key, cotangent)`` for the targets reached.
     """
-    target_ids = None if targets is None else {id(k) for k in targets}
+    return _run_backward(roots, root_grads, targets, retain_graph, create_graph)
+
+
+def _run_backward(roots, root_grads, targets, retain_graph, create_graph):
+    """run_backward's body, with positional arguments (compiled: a cpdef with typed
+    locals, see graph.pxd)."""
+    # Graph keys (Nodes and leaf Tensors) are dict keys themselves: both hash by
+    # identity (Tensor.__hash__ is object.__hash__), and a dict compares identity
+    # before ``__eq__``, so Tensor's elementwise ``==`` is never called.
+    target_set = None if targets is None else set(targets)
     # Pass 1: iterative DFS giving a postorder, and whether each key reaches a
     # target (so branches that lead nowhere wanted are never run).
     order = []
     reaches = {}
     for root in roots:
-        if id(root) in reaches:
+        if root in reaches:
             continue
-        reaches[id(root)] = False
+        reaches[root] = False
         stack = [(root, root.next_edges if type(root) is Node else (), 0)]
         while stack:
             key, edges, i = stack[-1]
@@ -184,72 +205,80 @@ def run_backward(roots, root_grads, targets, *, retain_graph, create_graph):
             while i < n:
                 child = edges[i]
                 i += 1
-                if child is not None and id(child) not in reaches:
-                    reaches[id(child)] = False
+                if child is not None and child not in reaches:
+                    reaches[child] = False
                     stack[-1] = (key, edges, i)
                     stack.append((child, child.next_edges if type(child) is Node else (), 0))
                     break
             else:
                 stack.pop()
                 order.append(key)
-                if target_ids is None:
+                if target_set is None:
                     hit = type(key) is not Node
                 else:
-                    hit = id(key) in target_ids
+                    hit = key in target_set
                 if not hit:
                     for child in edges:
-                        if child is not None and reaches[id(child)]:
+                        if child is not None and reaches[child]:
                             hit = True
                             break
-                reaches[id(key)] = hit
+                reaches[key] = hit
 
     # Pass 2: reverse postorder is a topological order (outputs first).
     grads = {}
     for root, g in zip(roots, root_grads):
-        prev = grads.get(id(root))
-        grads[id(root)] = g if prev is None else prev + g
+        prev = grads.get(root)
+        grads[root] = g if prev is None else prev + g
     results = {}
     prev_mode = STATE.grad_enabled
     STATE.grad_enabled = bool(create_graph)
     try:
         for key in reversed(order):
-            kid = id(key)
-            if not reaches[kid]:
+            if not reaches[key]:
                 continue
-            g = grads.pop(kid, None)
+            g = grads.pop(key, None)
             if g is None:
                 continue
             is_node = type(key) is Node
-            if target_ids is None:
+            if target_set is None:
                 if not is_node:
-                    results[kid] = (key, g)
-            elif kid in target_ids:
-                results[kid] = (key, g)
+                    results[id(key)] = (key, g)
+            elif key in target_set:
+                results[id(key)] = (key, g)
             if not is_node:
                 continue
-            vjp = key.op.vjp
-            out, inputs = key._unpack()
-            params = key.params
-            in_meta = key.in_meta
-            for i, edge in enumerate(key.next_edges):
-                if edge is None:
+            node = key
+            vjp = node.op.vjp
+            out, inputs = node._unpack()
+            params = node.params
+            in_meta = node.in_meta
+            n_in = len(inputs)
+            i = -1
+            for edge in node.next_edges:
+                i += 1
+                if edge is None or not reaches[edge]:
                     continue
-                eid = id(edge)
-                if not reaches[eid]:
-                    continue
-                gi = vjp[i](g, out, *inputs, **params)
+                if params:
+                    gi = vjp[i](g, out, *inputs, **params)
+                elif n_in == 2:         # no argument tuple to build (compiled)
+                    gi = vjp[i](g, out, inputs[0], inputs[1])
+                elif n_in == 1:
+                    gi = vjp[i](g, out, inputs[0])
+                else:
+                    gi = vjp[i](g, out, *inputs)
                 if gi is None:
                     continue
                 shape, dtype = in_meta[i]
                 data = gi._data
                 if data.shape != shape:
                     gi = _sum_to_shape(gi, shape)
-                if data.dtype != dtype:
+                have = data.dtype
+                if have is not dtype and have != dtype:
                     gi = gi.to(from_numpy_dtype(dtype))
-                prev = grads.get(eid)
-                grads[eid] = gi if prev is None else prev + gi
+                prev = grads.get(edge)
+                grads[edge] = gi if prev is None else prev + gi
             if not retain_graph:
-                key._release()
+                node._release()
     finally:
         STATE.grad_enabled = prev_mode
     return results
