@@ -15,8 +15,7 @@
 # c) Large products are split over tensorplay's OpenMP threads instead: batches
 #    when there are enough of them, else row blocks of A (or column blocks of B
 #    when A has few rows); each block is one single-threaded GEMM.  Threads only
-#    from MNK_PER_THREAD multiply-adds per thread on (below it one call is faster,
-#    and a second thread on a loaded machine costs milliseconds, not microseconds).
+#    from MNK_PER_THREAD multiply-adds per thread on (below it one call is faster).
 # d) `gemm(a, b, out, n_threads)` takes 3-D (batch, m, k) / (batch, k, n) arrays
 #    whose matrices each have a unit stride in one dimension (row- or column-major,
 #    transposed views included; batch strides may be 0 for broadcasting) and
@@ -32,10 +31,14 @@ cdef enum:
     ROW_MAJOR = 101      # CBLAS_ORDER / CBLAS_TRANSPOSE values (cblas.h)
     NO_TRANS = 111
     TRANS = 112
-    # Threads only when each gets at least this many multiply-adds (~0.1 ms on one
-    # core of the dev box).  The MLP of the example (256x64 @ 64x128, 2M) stays on
-    # one thread, as PyTorch's does; 512^2 products (134M) use every thread.
-    MNK_PER_THREAD = 4194304
+    # Threads only when each gets at least this many multiply-adds (~25 us on one
+    # core of the dev box; waking a passive OpenMP worker costs ~30 us there).
+    # Measured on the example's MLP (64-128-10, batch 256, fresh processes): with
+    # its 2M-MAC products split over 2 threads the step took 0.85-0.94 ms against
+    # 1.09 ms on one thread (PyTorch 0.65 ms), and the same with a busy process
+    # beside it (1.0-1.2 ms either way); OpenBLAS on one thread is slow for the
+    # (64, 256) @ (256, 128) weight gradient (250 us, 80 us on two).
+    MNK_PER_THREAD = 1048576
 
 ctypedef void (*sgemm64_t)(int, int, int, int64_t, int64_t, int64_t, float,
                            const float*, int64_t, const float*, int64_t, float,
