@@ -90,8 +90,10 @@ def info():
     """One line for show_config(): which GEMM path matmul uses."""
     load()
     if not _STATE["loaded"]:
-        return ("numpy.matmul (no cblas/OpenBLAS symbols found; the BLAS keeps its own "
-                "threads)")
+        why = ("forced by TENSORPLAY_BLAS=numpy"
+               if os.environ.get("TENSORPLAY_BLAS", "") == "numpy"
+               else "no cblas/OpenBLAS symbols found")
+        return f"numpy.matmul ({why}; the BLAS keeps its own threads)"
     pinned = "pinned to 1 thread per call" if _STATE["threads"] else "thread count unknown"
     return (f"{os.path.basename(_STATE['path'])} "
             f"({'ILP64' if _STATE['ilp64'] else 'LP64'}), on tensorplay's threads, "

@@ -55,6 +55,17 @@ def get_num_threads():
     return CONFIG.num_threads if _openmp_helpers.openmp_enabled() else 1
 
 
+def _hot_path_info():
+    from tensorplay import _compiled
+    mods = _compiled.compiled_modules()
+    if mods:
+        return f"compiled ({len(mods)} modules)"
+    import os
+    if os.environ.get("TENSORPLAY_PURE_PYTHON", "0") not in ("", "0"):
+        return "plain Python (TENSORPLAY_PURE_PYTHON=1)"
+    return "plain Python (built without compiled modules, or their sources changed)"
+
+
 def show_config():
     """Print the version, the build (OpenMP on or off) and the thread settings."""
     from tensorplay import __version__, _blas
@@ -65,6 +76,7 @@ def show_config():
         f"threads: {get_num_threads()} (processors: {_openmp_helpers.omp_num_procs()})",
         f"OpenMP idle workers: {_omp_env.STATUS}",
         f"matmul: {_blas.info()}",
+        f"Python hot path: {_hot_path_info()}",
     ]
     from tensorplay import _kernels
     info = _kernels._build_info

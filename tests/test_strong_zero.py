@@ -150,3 +150,31 @@ def test_ternary_derivative_primitives_name_their_arguments_in_errors():
     out = ew.pow_backward_exponent(tp.ones(2), tp.ones(2, dtype=tp.float64), 2.0)
     assert out.dtype is tp.float64
     np.testing.assert_allclose(out.numpy(), np.log(2.0), rtol=1e-15)
+
+
+def test_relu_gradient_at_nan_passes_through():
+    """relu(nan) = nan, and its gradient passes the cotangent on (PyTorch's
+    threshold_backward on the result), rather than silently hiding the nan."""
+    x = tp.tensor([float("nan"), -1.0, 0.0, 2.0], dtype=tp.float64, requires_grad=True)
+    g, = tp.autograd.grad(tp.relu(x).sum(), x)
+    np.testing.assert_array_equal(g.numpy(), [1.0, 0.0, 0.0, 1.0])
+
+
+def test_forward_jvp_fallback_is_not_swallowed_by_the_function():
+    """A function that catches RuntimeError around autograd.grad still gets the
+    reverse graph it needs in jvp(mode="forward"): same numbers as mode="reversed"."""
+    from tensorplay.autograd.functional import jvp
+
+    def f(x):
+        try:
+            return tp.autograd.grad((x ** 2).sum(), x, create_graph=True)[0]
+        except RuntimeError:
+            return x * 0 + 7
+
+    x = tp.tensor([1.0, -2.0], dtype=tp.float64)
+    v = tp.tensor([0.5, 3.0], dtype=tp.float64)
+    out_f, jv_f = jvp(f, x, v, mode="forward")
+    out_r, jv_r = jvp(f, x, v, mode="reversed")
+    np.testing.assert_allclose(out_f.numpy(), 2 * x.numpy())
+    np.testing.assert_allclose(jv_f.numpy(), 2 * v.numpy())
+    np.testing.assert_allclose(jv_r.numpy(), jv_f.numpy())

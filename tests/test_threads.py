@@ -150,3 +150,14 @@ def test_numpy_fallback_matches():
             "print(_blas.load(), float(np.abs((tp.from_numpy(a) @ tp.from_numpy(b))"
             ".numpy() - a @ b).max()))")
     assert _fresh(code, TENSORPLAY_BLAS="numpy") == ["False", "0.0"]
+
+
+@pytest.mark.parametrize("shapes", [((2, 3, 0), (0, 4)), ((2, 3, 4), (4, 0)), ((2, 3, 0), (0,)),
+                                    ((0, 3, 4), (4, 5)), ((0, 3, 4), (4, 0)), ((3, 0), (0, 2))])
+def test_matmul_with_empty_dims_matches_numpy(shapes):
+    """Size-0 inner or output dims give numpy's (zero-filled or empty) result."""
+    a, b = np.ones(shapes[0]), np.ones(shapes[1])
+    got = (tp.from_numpy(a) @ tp.from_numpy(b)).numpy()
+    want = a @ b
+    assert got.shape == want.shape
+    np.testing.assert_array_equal(got, want)

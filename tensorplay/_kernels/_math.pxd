@@ -140,8 +140,10 @@ cdef inline floating _relu_fwd(floating x) noexcept nogil:
     return zero if x <= 0 else x
 
 cdef inline floating _relu_vjp(floating g, floating x) noexcept nogil:
+    # x <= 0, not !(x > 0): relu(nan) = nan passes the gradient on, as PyTorch's
+    # threshold_backward on the result does
     cdef floating zero = 0
-    return g if x > 0 else zero
+    return zero if x <= 0 else g
 
 
 # ---- binary ops ------------------------------------------------------------------

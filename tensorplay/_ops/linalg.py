@@ -72,13 +72,13 @@ def _matmul_forward(a, b):
     if a.ndim == 2 and b.ndim == 2:
         out = _empty((m, n), a.dtype)
         _gemm(a[None], b[None], out[None])
-    elif a.ndim == 3 and b.ndim == 2 and a.flags.c_contiguous:
+    elif a.ndim == 3 and b.ndim == 2 and a.flags.c_contiguous and a.size and n:
         out = _empty((a.shape[0], m, n), a.dtype)        # (B, m, k) @ (k, n): one GEMM
         _gemm(a.reshape(1, -1, a.shape[2]), b[None], out.reshape(1, -1, n))
     elif a.ndim <= 3 and b.ndim <= 3:
         a3 = a if a.ndim == 3 else a[None]
         b3 = b if b.ndim == 3 else b[None]
-        nb = max(a3.shape[0], b3.shape[0])
+        nb = a3.shape[0] if b3.shape[0] == 1 else b3.shape[0]     # broadcast, 0 included
         if a3.shape[0] not in (1, nb) or b3.shape[0] not in (1, nb):
             raise AssertionError("matmul: batch shapes were checked by the caller")
         out = _empty((nb, m, n), a.dtype)

@@ -53,8 +53,9 @@ def _no_grad_error(msg):
     """The RuntimeError for "this tensor does not require grad".
 
     While ``functional.jvp(mode="forward")`` runs its function without a reverse
-    graph, it is a ``functional.NeedsReverseGraph`` instead (a RuntimeError
-    subclass), on which jvp runs the function again with inputs that require grad.
+    graph, it is a ``functional.NeedsReverseGraph`` instead (a BaseException, so
+    the function cannot catch it by accident), on which jvp runs the function again
+    with inputs that require grad.
     """
     from tensorplay.autograd import functional
     if functional._GRAPH_FREE.active:

@@ -12,11 +12,14 @@ from tensorplay.autograd.grad_mode import enable_grad, no_grad
 __all__ = ["jvp", "NeedsReverseGraph"]
 
 
-class NeedsReverseGraph(RuntimeError):
+class NeedsReverseGraph(BaseException):
     """Raised by ``autograd.grad`` / ``backward`` for a tensor that does not require
     grad while ``jvp(mode="forward")`` runs its function without a reverse graph;
-    jvp catches it and runs the function again with inputs that require grad.  It
-    reaches the caller only if the function itself catches and re-raises it."""
+    jvp catches it and runs the function again with inputs that require grad.
+
+    A ``BaseException``, like ``KeyboardInterrupt``, so that a function's own
+    ``except RuntimeError`` / ``except Exception`` cannot swallow it and silently
+    change the result."""
 
 
 class _GraphFree(threading.local):
