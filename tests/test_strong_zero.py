@@ -178,3 +178,25 @@ def test_forward_jvp_fallback_is_not_swallowed_by_the_function():
     np.testing.assert_allclose(out_f.numpy(), 2 * x.numpy())
     np.testing.assert_allclose(jv_f.numpy(), 2 * v.numpy())
     np.testing.assert_allclose(jv_r.numpy(), jv_f.numpy())
+
+
+@pytest.mark.parametrize("name", ["tanh", "sigmoid"])
+def test_second_order_strong_zero_at_nan(name):
+    """where(x < 50, f(x), 0) at x = nan: the unselected branch contributes 0 to the
+    second derivative too (reverse-over-reverse and forward-over-reverse); at x = 1
+    the closed forms tanh'' = -2 t (1 - t^2), sigmoid'' = s (1 - s)(1 - 2 s)."""
+    fn = getattr(tp, name)
+    t, s = np.tanh(1.0), 1 / (1 + np.exp(-1.0))
+    want = {"tanh": -2 * t * (1 - t * t), "sigmoid": s * (1 - s) * (1 - 2 * s)}[name]
+
+    def f(x):
+        return tp.where(x < 50, fn(x), x * 0).sum()
+
+    def df(x):
+        return tp.autograd.grad(f(x), x, create_graph=True)[0]
+
+    x = tp.tensor([float("nan"), 1.0], dtype=tp.float64, requires_grad=True)
+    h, = tp.autograd.grad(df(x).sum(), x)
+    np.testing.assert_allclose(h.numpy(), [0.0, want], rtol=1e-12)
+    _, hv = jvp(df, x.detach(), tp.ones(2, dtype=tp.float64), mode="forward")
+    np.testing.assert_allclose(hv.numpy(), [0.0, want], rtol=1e-12)

@@ -193,19 +193,19 @@ _sqrt_backward = defop(
 _tanh_backward = defop(
     "tanh_backward", _binary_forward("tanh_backward", _kb.tanh_vjp),
     vjp=(lambda gb, out, g, y: tanh_backward(gb, y),
-         lambda gb, out, g, y: -2 * mul_backward(gb, g * y)),
+         lambda gb, out, g, y: -2 * mul_backward(gb, mul_backward(g, y))),
     jvp=lambda ts, out, g, y: tangent_sum(
         None if ts[0] is None else tanh_backward(ts[0], y),
-        None if ts[1] is None else -2 * mul_backward(ts[1], g * y)),
+        None if ts[1] is None else -2 * mul_backward(ts[1], mul_backward(g, y))),
     saves=("inputs",))
 # sigmoid_backward(g, y) = g * y * (1 - y), with y = sigmoid(x).
 _sigmoid_backward = defop(
     "sigmoid_backward", _binary_forward("sigmoid_backward", _kb.sigmoid_vjp),
     vjp=(lambda gb, out, g, y: sigmoid_backward(gb, y),
-         lambda gb, out, g, y: mul_backward(gb, g * (1 - 2 * y))),
+         lambda gb, out, g, y: mul_backward(gb, mul_backward(g, 1 - 2 * y))),
     jvp=lambda ts, out, g, y: tangent_sum(
         None if ts[0] is None else sigmoid_backward(ts[0], y),
-        None if ts[1] is None else mul_backward(ts[1], g * (1 - 2 * y))),
+        None if ts[1] is None else mul_backward(ts[1], mul_backward(g, 1 - 2 * y))),
     saves=("inputs",))
 # relu_backward(g, x) = g * [x > 0]; piecewise constant in x, so x gets no gradient.
 _relu_backward = defop(
