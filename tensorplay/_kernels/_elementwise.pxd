@@ -167,40 +167,9 @@ cdef inline void _iter_block(const ElemIter* it, Py_ssize_t blk, Py_ssize_t* r0,
         c1[0] = it.inner
 
 
-cdef inline void _iter_seek(const ElemIter* it, Py_ssize_t row, Py_ssize_t* idx,
-                            Py_ssize_t* oa, Py_ssize_t* ob) noexcept nogil:
-    """Multi-index (idx) and input offsets of the first element of `row`."""
-    cdef int d
-    cdef Py_ssize_t q
-    oa[0] = 0
-    ob[0] = 0
-    for d in range(it.nd - 2, -1, -1):
-        q = row % it.shape[d]
-        row = row // it.shape[d]
-        idx[d] = q
-        oa[0] += q * it.sa[d]
-        ob[0] += q * it.sb[d]
-
-
-cdef inline void _iter_next(const ElemIter* it, Py_ssize_t* idx, Py_ssize_t* oa,
-                            Py_ssize_t* ob) noexcept nogil:
-    """Odometer step to the next row."""
-    cdef int d = it.nd - 2
-    while d >= 0:
-        idx[d] += 1
-        oa[0] += it.sa[d]
-        ob[0] += it.sb[d]
-        if idx[d] < it.shape[d] or d == 0:
-            return
-        oa[0] -= it.shape[d] * it.sa[d]
-        ob[0] -= it.shape[d] * it.sb[d]
-        idx[d] = 0
-        d -= 1
-
-
 cdef inline void _iter_seek3(const ElemIter* it, Py_ssize_t row, Py_ssize_t* idx,
                              Py_ssize_t* oa, Py_ssize_t* ob, Py_ssize_t* oc) noexcept nogil:
-    """_iter_seek with a third input."""
+    """Multi-index (idx) and input offsets of the first element of `row`."""
     cdef int d
     cdef Py_ssize_t q
     oa[0] = 0
@@ -217,7 +186,7 @@ cdef inline void _iter_seek3(const ElemIter* it, Py_ssize_t row, Py_ssize_t* idx
 
 cdef inline void _iter_next3(const ElemIter* it, Py_ssize_t* idx, Py_ssize_t* oa,
                              Py_ssize_t* ob, Py_ssize_t* oc) noexcept nogil:
-    """_iter_next with a third input."""
+    """Odometer step to the next row."""
     cdef int d = it.nd - 2
     while d >= 0:
         idx[d] += 1
@@ -231,3 +200,17 @@ cdef inline void _iter_next3(const ElemIter* it, Py_ssize_t* idx, Py_ssize_t* oa
         oc[0] -= it.shape[d] * it.sc[d]
         idx[d] = 0
         d -= 1
+
+
+# Two-input forms (it.sc is 0 for one- and two-input iterators, set by
+# _iter_setup3): once per block and once per row, so the third offset costs nothing.
+cdef inline void _iter_seek(const ElemIter* it, Py_ssize_t row, Py_ssize_t* idx,
+                            Py_ssize_t* oa, Py_ssize_t* ob) noexcept nogil:
+    cdef Py_ssize_t unused = 0
+    _iter_seek3(it, row, idx, oa, ob, &unused)
+
+
+cdef inline void _iter_next(const ElemIter* it, Py_ssize_t* idx, Py_ssize_t* oa,
+                            Py_ssize_t* ob) noexcept nogil:
+    cdef Py_ssize_t unused = 0
+    _iter_next3(it, idx, oa, ob, &unused)

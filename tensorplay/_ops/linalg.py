@@ -10,7 +10,6 @@ import numpy as np
 from tensorplay import _blas
 from tensorplay._kernels import linalg as _kl
 from tensorplay._ops._common import CONFIG, as_tensor_arg
-from tensorplay._pool import MIN_BYTES as POOL_MIN_BYTES
 from tensorplay._pool import empty as pool_empty
 from tensorplay._ops.registry import apply, defop, tangent_sum
 
@@ -48,13 +47,6 @@ def _gemm(a3, b3, out3):
         _kl.gemm(np.ascontiguousarray(a3), np.ascontiguousarray(b3), out3, nt)
 
 
-def _empty(shape, dtype):
-    nbytes = dtype.itemsize
-    for s in shape:
-        nbytes *= s
-    return np.empty(shape, dtype) if nbytes < POOL_MIN_BYTES else pool_empty(shape, dtype)
-
-
 def _matmul_forward(a, b):
     """numpy.matmul's semantics (1-D promotion, batch broadcasting) over ``_gemm``."""
     if not _blas.load() or a.dtype.kind != "f":
@@ -70,10 +62,10 @@ def _matmul_forward(a, b):
         b = b[:, None]
     m, n = a.shape[-2], b.shape[-1]
     if a.ndim == 2 and b.ndim == 2:
-        out = _empty((m, n), a.dtype)
+        out = pool_empty((m, n), a.dtype)
         _gemm(a[None], b[None], out[None])
     elif a.ndim == 3 and b.ndim == 2 and a.flags.c_contiguous and a.size and n:
-        out = _empty((a.shape[0], m, n), a.dtype)        # (B, m, k) @ (k, n): one GEMM
+        out = pool_empty((a.shape[0], m, n), a.dtype)        # (B, m, k) @ (k, n): one GEMM
         _gemm(a.reshape(1, -1, a.shape[2]), b[None], out.reshape(1, -1, n))
     elif a.ndim <= 3 and b.ndim <= 3:
         a3 = a if a.ndim == 3 else a[None]
@@ -81,7 +73,7 @@ def _matmul_forward(a, b):
         nb = a3.shape[0] if b3.shape[0] == 1 else b3.shape[0]     # broadcast, 0 included
         if a3.shape[0] not in (1, nb) or b3.shape[0] not in (1, nb):
             raise AssertionError("matmul: batch shapes were checked by the caller")
-        out = _empty((nb, m, n), a.dtype)
+        out = pool_empty((nb, m, n), a.dtype)
         _gemm(a3, b3, out)
     else:                                   # several batch dims: numpy, BLAS pinned
         _kl.pin()
