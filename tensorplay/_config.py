@@ -13,14 +13,30 @@ class _Config:
     __slots__ = ("num_threads",)
 
     def __init__(self):
-        self.num_threads = max(1, int(_openmp_helpers.omp_max_threads()))
+        self.num_threads = _default_threads()
+
+
+# An upper bound for set_num_threads and for the default taken from
+# OMP_NUM_THREADS: libgomp aborts the process when thread creation fails (seen at
+# 60000), and oversubscription beyond this only slows the kernels down.
+MAX_THREADS = 1024
+
+
+def _default_threads():
+    """``omp_get_max_threads()`` (OMP_NUM_THREADS or the processor count), capped at
+    MAX_THREADS with a warning naming the variable."""
+    n = max(1, int(_openmp_helpers.omp_max_threads()))
+    if n > MAX_THREADS:
+        import warnings
+        warnings.warn(f"tensorplay: OMP_NUM_THREADS asks for {n} threads; using "
+                      f"{MAX_THREADS}, the most tensorplay allows (this machine has "
+                      f"{_openmp_helpers.omp_num_procs()} processors)",
+                      RuntimeWarning, stacklevel=2)
+        n = MAX_THREADS
+    return n
 
 
 CONFIG = _Config()
-# An upper bound for set_num_threads: libgomp aborts the process when thread
-# creation fails (seen at 60000), and oversubscription beyond this only slows
-# the kernels down.
-MAX_THREADS = 1024
 
 
 def set_num_threads(n):

@@ -12,14 +12,26 @@ reference to it -- no Tensor, view (a view's ``base`` refers to it), graph node
 or user variable has it -- which ``sys.getrefcount`` tells.  The count a free
 array shows is measured (``_baseline``) with the very code ``empty`` runs, not
 assumed, since interpreters differ in how they count borrowed references.
-Side effects of the cache's own reference: a weak reference to a cached array
-stays alive, and ``ndarray.resize`` refuses such an array.  Arrays below
-``_MIN_BYTES`` go straight to ``numpy.empty``.  The cache holds at most
-``TENSORPLAY_POOL_MB`` megabytes (default 256; 0 turns it off).  Only kernel
-outputs, which are fully overwritten, come from here: contents are arbitrary.
+Side effects of the cache's own reference: ``ndarray.resize`` refuses a cached
+array, and a weak reference to one (``weakref.ref(t.numpy().base)``, say) stays
+alive after every Tensor and view of it is gone, until the cache drops it.  Such a
+reference always sees the values its tensor had: an array with weak references is
+never handed out again (it is dropped instead).  Arrays below ``_MIN_BYTES`` go
+straight to ``numpy.empty``.
+
+Bounds: at most ``TENSORPLAY_POOL_MB`` megabytes (default 256; 0 turns the cache
+off; a value that is not a non-negative number gives a warning and the default),
+and at most ``_PER_KEY`` arrays per (shape, dtype).  When a new array does not
+fit, the least recently used (shape, dtype) entries are dropped whole (arrays in
+use stay with their users), so a program that walks through many shapes keeps
+only its recent ones.  Only kernel outputs, which are fully overwritten, come
+from here: contents are arbitrary.
 """
+import math
 import os
 import sys
+import warnings
+import weakref
 
 import numpy as np
 
@@ -27,12 +39,34 @@ __all__ = ["empty", "clear", "cached_bytes", "MIN_BYTES"]
 
 MIN_BYTES = _MIN_BYTES = 1 << 20   # smaller outputs come from numpy.empty
 _PER_KEY = 16
-_CAP_BYTES = int(float(os.environ.get("TENSORPLAY_POOL_MB", "256")) * (1 << 20))
+_DEFAULT_MB = 256
+
+
+def _cap_from_env():
+    """``TENSORPLAY_POOL_MB`` in bytes; a bad value warns and gives the default."""
+    raw = os.environ.get("TENSORPLAY_POOL_MB")
+    if raw is None:
+        return _DEFAULT_MB << 20
+    try:
+        mb = float(raw)
+    except ValueError:
+        mb = math.nan
+    if not (math.isfinite(mb) and mb >= 0):
+        warnings.warn(f"tensorplay: ignoring TENSORPLAY_POOL_MB={raw!r}: expected a "
+                      f"non-negative number of megabytes (0 turns the output cache off); "
+                      f"using the default, {_DEFAULT_MB}", RuntimeWarning, stacklevel=2)
+        return _DEFAULT_MB << 20
+    return int(mb * (1 << 20))
+
+
+_CAP_BYTES = _cap_from_env()
+# (shape, dtype) -> list of arrays; dict order is recency (a hit moves its key last)
 _cache = {}
 _cached = [0]
 _getrefcount = sys.getrefcount
 _gettrace = sys.gettrace
 _getprofile = sys.getprofile
+_getweakrefcount = weakref.getweakrefcount
 _np_empty = np.empty
 
 
@@ -76,23 +110,50 @@ def empty(shape, dtype):
     free = _baseline()
     key = (shape, dtype)
     bucket = _cache.get(key)
+    if bucket is not None:
+        for i in range(len(bucket)):
+            arr = bucket[i]
+            if _getrefcount(arr) == free:
+                if (arr.shape == shape and arr.dtype == dtype and arr.flags.writeable
+                        and arr.flags.c_contiguous and not _getweakrefcount(arr)):
+                    _cache[key] = _cache.pop(key, bucket)   # most recently used: last
+                    return arr
+                # changed in place by its last user (reshaped, retyped, frozen), or
+                # weakly referenced (whoever holds that must keep seeing its values)
+                del bucket[i]
+                _cached[0] -= arr.nbytes
+                break
+    arr = _np_empty(shape, dtype)
+    if nbytes > _CAP_BYTES or (bucket is not None and len(bucket) >= _PER_KEY):
+        return arr
+    if _cached[0] + nbytes > _CAP_BYTES:
+        _evict(_cached[0] + nbytes - _CAP_BYTES, key)
+        bucket = _cache.get(key)
     if bucket is None:
         bucket = _cache[key] = []
-    for i in range(len(bucket)):
-        arr = bucket[i]
-        if _getrefcount(arr) == free:
-            if (arr.shape == shape and arr.dtype == dtype and arr.flags.writeable
-                    and arr.flags.c_contiguous):
-                return arr
-            # changed in place by its last user (reshaped, retyped, frozen): drop it
-            del bucket[i]
-            _cached[0] -= arr.nbytes
-            break
-    arr = _np_empty(shape, dtype)
-    if len(bucket) < _PER_KEY and _cached[0] + nbytes <= _CAP_BYTES:
-        bucket.append(arr)
-        _cached[0] += nbytes
+    bucket.append(arr)
+    _cached[0] += nbytes
     return arr
+
+
+def _evict(need, keep):
+    """Drop whole entries, least recently used first, until ``need`` bytes are freed
+    (or only ``keep``'s entry is left)."""
+    for key in list(_cache):
+        if need <= 0:
+            break
+        if key == keep:
+            continue
+        freed = 0
+        for arr in _cache.pop(key, ()):
+            freed += arr.nbytes
+        _cached[0] -= freed
+        need -= freed
+    bucket = _cache.get(keep)
+    while need > 0 and bucket:          # only this shape's own arrays are left
+        arr = bucket.pop(0)
+        _cached[0] -= arr.nbytes
+        need -= arr.nbytes
 
 
 def clear():

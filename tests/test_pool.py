@@ -104,3 +104,65 @@ def test_bypassed_under_a_tracer():
         assert _pool.cached_bytes() == before
     finally:
         sys.settrace(None)
+
+
+def _total_cached():
+    """Bytes of the arrays the cache holds, counted from its entries."""
+    return sum(a.nbytes for bucket in _pool._cache.values() for a in bucket)
+
+
+def test_many_shapes_stay_within_the_byte_cap(monkeypatch):
+    # a program that walks through ever new shapes must not keep one entry each
+    monkeypatch.setattr(_pool, "_CAP_BYTES", 8 * N * 8)        # room for 8 arrays
+    _pool.clear()
+    try:
+        for k in range(50):
+            _pool.empty((N + k,), F64)
+            assert _pool.cached_bytes() == _total_cached() <= _pool._CAP_BYTES
+        assert len(_pool._cache) <= 8
+        # the most recent shapes are the ones kept
+        assert ((N + 49,), F64) in _pool._cache and ((N,), F64) not in _pool._cache
+    finally:
+        _pool.clear()
+
+
+def test_a_hit_makes_an_entry_recent(monkeypatch):
+    monkeypatch.setattr(_pool, "_CAP_BYTES", 3 * N * 8)
+    _pool.clear()
+    try:
+        for k in range(3):
+            _pool.empty((N + k,), F64)          # entries 0, 1, 2; all free again
+        _pool.empty((N,), F64)                  # a hit on entry 0
+        _pool.empty((N + 3,), F64)              # full: the oldest, entry 1, goes
+        assert ((N,), F64) in _pool._cache
+        assert ((N + 1,), F64) not in _pool._cache
+    finally:
+        _pool.clear()
+
+
+def test_a_weakly_referenced_array_is_never_handed_out_again():
+    import weakref
+    _pool.clear()
+    a = _pool.empty((N,), F64)
+    a[:] = 7.0
+    ref = weakref.ref(a)
+    del a
+    b = _pool.empty((N,), F64)        # would have been the same array
+    b[:] = -1.0
+    if ref() is not None:             # the cache may still hold it: values unchanged
+        assert ref() is not b and (ref() == 7.0).all()
+    _pool.clear()
+
+
+@pytest.mark.parametrize("value", ["abc", "", "nan", "inf", "-5"])
+def test_bad_pool_size_setting_warns_and_uses_the_default(value):
+    import subprocess
+    import sys
+    code = ("import warnings; warnings.simplefilter('always')\n"
+            "import tensorplay, tensorplay._pool as p; print(p._CAP_BYTES)")
+    env = dict(__import__("os").environ, TENSORPLAY_POOL_MB=value)
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                       text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split()[-1] == str(256 << 20)
+    assert "TENSORPLAY_POOL_MB" in r.stderr and repr(value) in r.stderr
