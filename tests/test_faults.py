@@ -26,3 +26,117 @@ def test_thread_count_from_the_environment_is_capped():
     assert int(n) == 1024
     assert float(total) == pytest.approx(100000 * np.e)
     assert "OMP_NUM_THREADS" in r.stderr          # the warning names the variable
+
+
+# ---------------------------------------------------------------- saved targets
+def test_a_saved_class_target_modified_in_place_raises():
+    # the repro: a kernel re-read the changed target without bounds checks
+    x = tp.randn(3, 4, requires_grad=True)
+    t = tp.tensor([0, 1, 2])
+    loss = tp.nn.functional.nll_loss(tp.log_softmax(x, 1), t)
+    u = tp.ones((), requires_grad=True)
+    g, = tp.autograd.grad(loss, x, u, create_graph=True)
+    t[0] = 1 << 40
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        tp.autograd.grad(g.sum(), u)
+
+
+@pytest.mark.parametrize("dtype", [tp.int64, tp.int32])
+def test_cross_entropy_target_changed_before_backward(dtype):
+    x = tp.randn(3, 4, requires_grad=True)
+    t = tp.tensor([0, 1, 2], dtype=dtype)
+    loss = tp.nn.functional.cross_entropy(x, t)
+    want = np.exp(x.detach().numpy())
+    want = (want / want.sum(1, keepdims=True) - np.eye(4)[[0, 1, 2]]) / 3
+    t[0] = 2
+    if dtype == tp.int64:       # saved as is: PyTorch's error
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            loss.backward()
+    else:                       # converted to a private int64 copy when called
+        loss.backward()
+        np.testing.assert_allclose(x.grad.numpy(), want, rtol=1e-6)
+
+
+# ---------------------------------------------------------------- indices in kernels
+@pytest.mark.parametrize("bad", [-1, 4, 1 << 40, -(1 << 62)])
+def test_nll_kernels_check_each_target_where_they_read_it(bad):
+    from tensorplay._kernels import nn as kn
+    logp = np.zeros((3, 4))
+    target = np.array([0, bad, 1])
+    with pytest.raises(IndexError, match=r"target\[1\] = .* out of bounds for size 4"):
+        kn.nll_fwd(logp, target, 3, 1)
+    with pytest.raises(IndexError, match=r"target\[1\]"):
+        kn.nll_vjp(1.0, target, np.empty((3, 4)), 3, 1)
+
+
+def test_targets_that_change_after_validation_raise_not_crash(monkeypatch):
+    # what a second thread writing through t.numpy() between the Python check and
+    # the kernel's read does; here the Python check is skipped outright
+    from tensorplay._ops import nn as ops_nn
+    x = tp.randn(3, 4, requires_grad=True)
+    t = tp.tensor([0, 1, 2])
+    monkeypatch.setattr(ops_nn, "_check_target", lambda logp, target, op: target)
+    t.numpy()[1] = 10 ** 9
+    with pytest.raises(IndexError, match="nll_loss"):
+        tp.nn.functional.nll_loss(x, t)
+    t.numpy()[1] = 1
+    loss = tp.nn.functional.nll_loss(x, t)
+    t.numpy()[2] = -7                 # numpy writes bypass the version counter
+    with pytest.raises(IndexError, match="nll_loss_backward"):
+        loss.backward()
+
+
+def test_nll_loss_backward_rejects_bad_class_counts():
+    from tensorplay._ops.nn import nll_loss_backward
+    g, t = tp.tensor(1.0), tp.tensor([0, 1])
+    with pytest.raises(ValueError, match="num_classes must be non-negative, got -1"):
+        nll_loss_backward(g, t, -1)
+    with pytest.raises(TypeError, match="'num_classes' must be int"):
+        nll_loss_backward(g, t, 2.5)
+    with pytest.raises(IndexError, match="out of bounds for 1 classes"):
+        nll_loss_backward(g, t, 1)
+
+
+# ---------------------------------------------------------------- empty reductions
+def test_reductions_of_nothing_give_pytorchs_values():
+    e = tp.zeros(0, 5)
+    assert float(tp.sum(e)) == 0.0
+    assert np.isnan(float(tp.mean(e)))
+    np.testing.assert_array_equal(tp.sum(e, dim=0).numpy(), np.zeros(5))
+    assert np.isnan(tp.mean(e, dim=0).numpy()).all()
+    assert tp.mean(e, dim=1).shape == (0,)
+    assert int(tp.zeros(0, dtype=tp.int64).sum()) == 0
+
+
+@pytest.mark.parametrize("reduction,value", [("sum", 0.0), ("mean", np.nan)])
+def test_cross_entropy_of_an_empty_batch(reduction, value):
+    x = tp.zeros(0, 5, requires_grad=True)
+    loss = tp.nn.functional.cross_entropy(x, tp.zeros(0, dtype=tp.int64),
+                                          reduction=reduction)
+    np.testing.assert_equal(float(loss), value)
+    loss.backward()
+    assert x.grad.shape == (0, 5)
+
+
+@pytest.mark.parametrize("dtype", [tp.float32, tp.float64])
+def test_nll_loss_sum_and_its_derivatives(dtype):
+    rng = np.random.default_rng(3)
+    logp = rng.standard_normal((6, 4))
+    target = np.array([3, 0, 1, 1, 2, 0])
+    x = tp.tensor(logp, dtype=dtype, requires_grad=True)
+    t = tp.tensor(target)
+    loss = tp.nn.functional.nll_loss(x, t, reduction="sum")
+    tol = 1e-6 if dtype == tp.float32 else 1e-14
+    assert float(loss) == pytest.approx(-logp[np.arange(6), target].sum(), rel=tol)
+    u = tp.ones((), dtype=dtype, requires_grad=True)
+    g, = tp.autograd.grad(loss, x, u, create_graph=True)
+    np.testing.assert_array_equal(g.detach().numpy(), -np.eye(4)[target])   # -1 and 0
+    # nll_loss_backward is linear in its cotangent, with nll_loss as the adjoint
+    v = rng.standard_normal((6, 4))
+    gu, = tp.autograd.grad((g * tp.tensor(v, dtype=dtype)).sum(), u)
+    assert float(gu) == pytest.approx(-v[np.arange(6), target].sum(), rel=tol)
+    # forward mode: the tangent of a sum is the sum of tangents
+    from tensorplay.autograd.functional import jvp
+    _, jv = jvp(lambda a: tp.nn.functional.nll_loss(a, t, reduction="sum"),
+                x.detach(), tp.tensor(v, dtype=dtype), mode="forward")
+    assert float(jv) == pytest.approx(-v[np.arange(6), target].sum(), rel=tol)

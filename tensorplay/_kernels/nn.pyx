@@ -11,8 +11,10 @@
 #    x - m = -inf - (-inf) = nan, so the row is nan; a row holding +inf or nan is
 #    nan as well.  R == 0: nothing to write.
 # b) nll_fwd / nll_vjp: the negative log-likelihood of log-probabilities, mean
-#    over the batch.  nll_fwd is a gather (serial: N reads, always cheap);
-#    nll_vjp zero-fills out (threaded above THRESH_FILL) and scatters -g/N.
+#    or sum over the batch (a divisor of N or 1).  nll_fwd is a gather (serial: N
+#    reads, always cheap); nll_vjp zero-fills out (threaded above THRESH_FILL) and
+#    scatters -g/divisor.
+#    Both check each target where they read it (_index.pxd) and raise IndexError.
 # Point functions for exp/log are in _math.pxd.  Directives are set in setup.py.
 cimport numpy as cnp
 from cython cimport floating
@@ -23,6 +25,7 @@ from libc.math cimport INFINITY
 from ._math cimport _exp_fwd, _log_fwd
 from ._accumulate cimport _max_contig, _sum_contig
 from ._openmp_helpers cimport GRAIN, _threads_for
+from ._index cimport _bad_index, _index_error
 
 cnp.import_array()
 
@@ -207,42 +210,53 @@ def log_softmax_vjp(cnp.ndarray g not None, cnp.ndarray y not None,
                           <double*>cnp.PyArray_DATA(out), A, R, B, n_threads)
 
 
-cdef double _nll_sum(const floating* logp, const cnp.int64_t* target, Py_ssize_t N,
-                     Py_ssize_t C) noexcept nogil:
+cdef Py_ssize_t _nll_sum(const floating* logp, const cnp.int64_t* target, Py_ssize_t N,
+                         Py_ssize_t C, double* total) noexcept nogil:
+    """total := sum_i logp[i, target[i]]; the first bad target's position, or -1."""
     cdef double s = 0
     cdef Py_ssize_t i
+    cdef cnp.int64_t k
     for i in range(N):
-        s += logp[i * C + target[i]]                 # s += logp[i, target[i]]
-    return s
+        k = target[i]
+        if _bad_index(k, C):
+            return i
+        s += logp[i * C + k]
+    total[0] = s
+    return -1
 
 
-def nll_fwd(cnp.ndarray logp not None, cnp.ndarray target not None, int n_threads):
-    """Return -(1/N) * sum_i logp[i, target[i]]  (a Python float, summed in double).
+def nll_fwd(cnp.ndarray logp not None, cnp.ndarray target not None, double divisor,
+            int n_threads):
+    """Return -sum_i logp[i, target[i]] / divisor  (a Python float, summed in double;
+    divisor N gives the mean, 1 the sum).
 
     logp : C-contiguous float32/float64 array of shape (N, C), N >= 1 (IN)
-    target : C-contiguous int64 array of shape (N,), 0 <= target[i] < C (IN,
-        not checked)
+    target : C-contiguous int64 array of shape (N,) (IN); each target is checked
+        as it is read, IndexError unless 0 <= target[i] < C
     n_threads : accepted for a uniform signature; the gather runs serially
     """
     cdef int t = cnp.PyArray_TYPE(logp)
-    cdef Py_ssize_t N, C
-    cdef double s
+    cdef Py_ssize_t N, C, bad
+    cdef double s = 0
     _check_nll(logp, target, t, "nll_fwd")
     N = logp.shape[0]
     C = logp.shape[1]
+    cdef const cnp.int64_t* tg = <const cnp.int64_t*>cnp.PyArray_DATA(target)
     with nogil:
         if t == cnp.NPY_FLOAT:
-            s = _nll_sum(<const float*>cnp.PyArray_DATA(logp),
-                         <const cnp.int64_t*>cnp.PyArray_DATA(target), N, C)
+            bad = _nll_sum(<const float*>cnp.PyArray_DATA(logp), tg, N, C, &s)
         else:
-            s = _nll_sum(<const double*>cnp.PyArray_DATA(logp),
-                         <const cnp.int64_t*>cnp.PyArray_DATA(target), N, C)
-    return -s / N
+            bad = _nll_sum(<const double*>cnp.PyArray_DATA(logp), tg, N, C, &s)
+    if bad >= 0:
+        _index_error("nll_loss", "target", tg, bad, C)
+    return -s / divisor
 
 
-cdef void _nll_scatter(floating* out, const cnp.int64_t* target, Py_ssize_t N,
-                       Py_ssize_t C, double v, int n_threads) noexcept nogil:
+cdef Py_ssize_t _nll_scatter(floating* out, const cnp.int64_t* target, Py_ssize_t N,
+                             Py_ssize_t C, double v, int n_threads) noexcept nogil:
+    """out := 0, out[i, target[i]] := v; the first bad target's position, or -1."""
     cdef Py_ssize_t i, k, nblk, per, s, e, n = N * C
+    cdef cnp.int64_t j
     cdef int nt = _threads_for(n, THRESH_FILL // 2, n_threads)
     if nt > 1:
         per = ((n + nt - 1) // nt + 63) & ~(<Py_ssize_t>63)
@@ -254,34 +268,41 @@ cdef void _nll_scatter(floating* out, const cnp.int64_t* target, Py_ssize_t N,
     else:
         memset(out, 0, n * sizeof(floating))
     for i in range(N):
-        out[i * C + target[i]] = <floating>v          # out[i, target[i]] = -g/N
+        j = target[i]
+        if _bad_index(j, C):
+            return i
+        out[i * C + j] = <floating>v                  # out[i, target[i]] = -g/N
+    return -1
 
 
 def nll_vjp(double g, cnp.ndarray target not None, cnp.ndarray out not None,
-            int n_threads):
-    """out := 0;  out[i, target[i]] := -g / N.
+            double divisor, int n_threads):
+    """out := 0;  out[i, target[i]] := -g / divisor  (N for the mean, 1 for the sum).
 
     g : the cotangent of the scalar loss
-    target : C-contiguous int64 array of shape (N,), 0 <= target[i] < C (IN)
+    target : C-contiguous int64 array of shape (N,) (IN); each target is checked
+        as it is read, IndexError unless 0 <= target[i] < C (out is then
+        partly written: pass a fresh array)
     out : C-contiguous float32/float64 array of shape (N, C) (OUT)
     n_threads : int >= 1, the zero fill is threaded from 262144 elements on
     """
     cdef int t = cnp.PyArray_TYPE(out)
-    cdef Py_ssize_t N, C
+    cdef Py_ssize_t N, C, bad
     _check_nll(out, target, t, "nll_vjp")
     if not cnp.PyArray_ISWRITEABLE(out):
         raise ValueError("nll_vjp: out is read-only")
     N = out.shape[0]
     C = out.shape[1]
+    cdef const cnp.int64_t* tg = <const cnp.int64_t*>cnp.PyArray_DATA(target)
     with nogil:
         if t == cnp.NPY_FLOAT:
-            _nll_scatter(<float*>cnp.PyArray_DATA(out),
-                         <const cnp.int64_t*>cnp.PyArray_DATA(target), N, C, -g / N,
-                         n_threads)
+            bad = _nll_scatter(<float*>cnp.PyArray_DATA(out), tg, N, C, -g / divisor,
+                               n_threads)
         else:
-            _nll_scatter(<double*>cnp.PyArray_DATA(out),
-                         <const cnp.int64_t*>cnp.PyArray_DATA(target), N, C, -g / N,
-                         n_threads)
+            bad = _nll_scatter(<double*>cnp.PyArray_DATA(out), tg, N, C, -g / divisor,
+                               n_threads)
+    if bad >= 0:
+        _index_error("nll_loss_backward", "target", tg, bad, C)
 
 
 cdef int _check_nll(cnp.ndarray arr, cnp.ndarray target, int t, str name) except -1:

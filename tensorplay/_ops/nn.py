@@ -7,6 +7,7 @@ either way; the composition keeps every rule a one-liner over registered
 primitives, so second derivatives and forward mode come for free.
 """
 import math
+import operator
 
 import numpy as np
 
@@ -117,37 +118,44 @@ def softmax(input, dim, dtype=None):
     return log_softmax(input, dim, dtype).exp()
 
 
-def _nll_fwd(logp, target):
+def _nll_fwd(logp, target, reduction):
     n = logp.shape[0]
-    if n == 0:
-        return np.array(np.nan, logp.dtype)
-    return np.array(_kn.nll_fwd(np.ascontiguousarray(logp), target, CONFIG.num_threads),
+    if n == 0:      # PyTorch: the mean of no samples is nan, their sum 0
+        return np.array(np.nan if reduction == "mean" else 0.0, logp.dtype)
+    return np.array(_kn.nll_fwd(np.ascontiguousarray(logp), target,
+                                n if reduction == "mean" else 1, CONFIG.num_threads),
                     logp.dtype)
 
 
-def _nll_backward_fwd(g, target, num_classes):
-    out = pool_empty((target.shape[0], num_classes), g.dtype)
+def _nll_backward_fwd(g, target, num_classes, reduction):
+    n = target.shape[0]
+    out = pool_empty((n, num_classes), g.dtype)
     if out.size:
-        _kn.nll_vjp(float(g), target, out, CONFIG.num_threads)
+        _kn.nll_vjp(float(g), target, out, n if reduction == "mean" else 1,
+                    CONFIG.num_threads)
     return out
 
 
-# nll(logp, t) = -(1/N) sum_i logp[i, t_i]: linear in logp; its VJP scatters -g/N.
+# nll(logp, t) = -(1/D) sum_i logp[i, t_i], D = N ('mean') or 1 ('sum'): linear in
+# logp; its VJP scatters -g/D.
 _nll_loss = defop(
     "nll_loss", _nll_fwd,
-    vjp=(lambda g, out, logp, target: nll_loss_backward(g, target, logp.shape[1]), None),
-    jvp=lambda ts, out, logp, target: _nll_mean(ts[0], target),
+    vjp=(lambda g, out, logp, target, reduction:
+         nll_loss_backward(g, target, logp.shape[1], reduction), None),
+    jvp=lambda ts, out, logp, target, reduction: _nll(ts[0], target, reduction),
     saves=("inputs",))
 # nll_loss_backward is linear in g; its adjoint is nll_loss itself.
 _nll_loss_backward = defop(
     "nll_loss_backward", _nll_backward_fwd,
-    vjp=(lambda gb, out, g, target, num_classes: _nll_mean(gb, target), None),
-    jvp=lambda ts, out, g, target, num_classes: nll_loss_backward(ts[0], target, num_classes),
+    vjp=(lambda gb, out, g, target, num_classes, reduction: _nll(gb, target, reduction),
+         None),
+    jvp=lambda ts, out, g, target, num_classes, reduction:
+        nll_loss_backward(ts[0], target, num_classes, reduction),
     saves=("inputs",))
 
 
-def _nll_mean(logp, target):
-    return apply(_nll_loss, (logp, target), {})
+def _nll(logp, target, reduction):
+    return apply(_nll_loss, (logp, target), {"reduction": reduction})
 
 
 def _check_target(logp, target, op):
@@ -163,7 +171,11 @@ def _check_target(logp, target, op):
     if t.size and (t.min() < 0 or t.max() >= c):
         bad = int(t.min()) if t.min() < 0 else int(t.max())
         raise IndexError(f"{op}(): target {bad} is out of bounds for {c} classes")
-    return Tensor._wrap(t)
+    if t is target._data:
+        # the user's own tensor: the node saves it with its version counter, so an
+        # in-place change before backward raises instead of changing the gradient
+        return target
+    return Tensor._wrap(t)      # a private int64 copy: later changes cannot reach it
 
 
 def nll_loss(input, target, reduction="mean"):
@@ -175,7 +187,7 @@ def nll_loss(input, target, reduction="mean"):
         reduction (str): ``'mean'`` (default) or ``'sum'``.
 
     Returns:
-        0-d Tensor.  With N = 0 and ``'mean'`` the result is nan (as PyTorch).
+        0-d Tensor.  With N = 0 the mean is nan and the sum 0 (as PyTorch).
 
     Raises:
         RuntimeError: non-integer target (as PyTorch) or input not 2-D floating.
@@ -189,31 +201,43 @@ def nll_loss(input, target, reduction="mean"):
     if reduction not in ("mean", "sum"):
         raise ValueError(f"nll_loss(): reduction must be 'mean' or 'sum', got {reduction!r}")
     t = _check_target(input, target, "nll_loss")
-    loss = _nll_mean(input, t)
-    return loss * input._data.shape[0] if reduction == "sum" else loss
+    return _nll(input, t, reduction)
 
 
-def nll_loss_backward(grad_output, target, num_classes):
-    """(N, C) zeros with ``-grad_output / N`` at ``[i, target[i]]``: nll_loss's VJP.
+def nll_loss_backward(grad_output, target, num_classes, reduction="mean"):
+    """(N, C) zeros with ``-grad_output / D`` at ``[i, target[i]]``: nll_loss's VJP
+    (D = N for ``reduction='mean'``, 1 for ``'sum'``).
 
     Args:
-        grad_output (Tensor): 0-d float32/float64 cotangent of the mean loss.
+        grad_output (Tensor): 0-d float32/float64 cotangent of the loss.
         target (Tensor): (N,) integer classes in ``[0, num_classes)``.
-        num_classes (int): C.
+        num_classes (int): C >= 0.
+        reduction (str): the reduction of the loss, ``'mean'`` or ``'sum'``.
 
     Raises:
-        RuntimeError: a grad_output that is not a 0-d float tensor.  As
+        RuntimeError: a grad_output that is not a 0-d float tensor.  TypeError /
+        ValueError: num_classes not a non-negative int, an unknown reduction.  As
         ``nll_loss`` for the target.
     """
     as_tensor_arg(grad_output, "nll_loss_backward", "grad_output")
     if grad_output.ndim != 0 or grad_output._data.dtype.kind != "f":
         raise RuntimeError(f"nll_loss_backward(): grad_output must be a 0-d floating tensor, "
                            f"got shape {list(grad_output.shape)} of {grad_output.dtype}")
-    c = int(num_classes)
+    try:
+        c = operator.index(num_classes)
+    except TypeError:
+        raise TypeError(f"nll_loss_backward(): argument 'num_classes' must be int, not "
+                        f"{type(num_classes).__name__}") from None
+    if c < 0:
+        raise ValueError(f"nll_loss_backward(): num_classes must be non-negative, got {c}")
     n = target.shape[0] if isinstance(target, Tensor) and target.ndim == 1 else -1
+    if reduction not in ("mean", "sum"):
+        raise ValueError(f"nll_loss_backward(): reduction must be 'mean' or 'sum', got "
+                         f"{reduction!r}")
     like = Tensor._wrap(np.broadcast_to(np.empty(()), (max(n, 0), c)))    # shape only
     t = _check_target(like, target, "nll_loss_backward")
-    return apply(_nll_loss_backward, (grad_output, t), {"num_classes": c})
+    return apply(_nll_loss_backward, (grad_output, t),
+                 {"num_classes": c, "reduction": reduction})
 
 
 def cross_entropy(input, target, reduction="mean"):
