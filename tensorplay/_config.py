@@ -97,6 +97,9 @@ def show_config():
     from tensorplay import _kernels
     info = _kernels._build_info
     if info is not None:
+        if getattr(info, "CYTHON_DEBUG", False):
+            lines.append("kernel bounds checks: ON (a TENSORPLAY_CYTHON_DEBUG=1 build; "
+                         "slower, for testing)")
         lines.append(f"CPU target: {info.CPU_TARGET or 'none'} "
                      f"(TENSORPLAY_CPU_TARGET at build time)")
         flags = dict((v[0], v[3]) for v in _kernels.VARIANTS)
