@@ -150,7 +150,7 @@ def save(obj, f):
             raise TypeError("save(): f is a text-mode file; open it in binary mode "
                             "('wb')")
         for c in chunks:
-            f.write(c)
+            _write_all(f, c)
     else:
         raise TypeError(f"save(): f must be a path (str or os.PathLike) or a binary file "
                         f"object, got {type(f).__name__}")
@@ -208,6 +208,16 @@ def _encode(obj, path, tensors, records, names, depth, active):
                     f"tuple, int, float, bool, str and None")
 
 
+def _write_all(f, chunk):
+    """``f.write`` until all of ``chunk`` is written (a raw file may write less)."""
+    mv = memoryview(chunk).cast("B")
+    while len(mv):
+        n = f.write(mv)
+        if n is None or n >= len(mv):       # None: a file-like that does not say
+            return
+        mv = mv[n:]
+
+
 def _path_str(path):
     return "obj" + "".join(f"[{p!r}]" for p in path)
 
@@ -224,7 +234,8 @@ def _unique_name(base, names):
 
 def _write_atomic(path, chunks):
     import tempfile            # here, not at import: it is slow to import
-    directory = os.path.dirname(os.path.abspath(path))
+    path = os.path.realpath(path)      # through a symlink, as open() would write
+    directory = os.path.dirname(path)
     fd, tmp = tempfile.mkstemp(dir=directory, prefix="." + os.path.basename(path) + ".",
                                suffix=".tmp")
     try:
@@ -232,7 +243,8 @@ def _write_atomic(path, chunks):
             mode = os.stat(path).st_mode & 0o7777      # keep an existing file's mode
         except FileNotFoundError:
             mode = 0o666 & ~_umask()                   # what open() would have given
-        os.fchmod(fd, mode)
+        if hasattr(os, "fchmod"):
+            os.fchmod(fd, mode)
         with os.fdopen(fd, "wb") as out:
             fd = None
             for c in chunks:
@@ -403,12 +415,23 @@ class _Reader:
             _check(have == data_len, f"{have - data_len} bytes after the end of the data "
                                      f"(the header describes {data_len})")
         spec = self._parse_metadata(metadata, entries)
+        # Size unknown (a stream): read the data first, in bounded chunks, so that
+        # a header claiming more than the stream holds allocates nothing.
+        blob = None if self.size is not None else \
+            memoryview(self._read_exact(data_len, "the data"))
         arrays = {}
         crcs = {}
         for name, dt, shape, begin, end in entries:
-            arr = np.empty(shape, dt)
+            try:
+                arr = np.empty(shape, dt)
+            except (ValueError, MemoryError, OverflowError) as e:
+                raise _Corrupt(f"tensor {name!r}: shape {list(shape)} cannot be "
+                               f"allocated ({e})") from None
             buf = arr.reshape(-1).view(np.uint8)
-            self._read_into(buf, name)
+            if blob is None:
+                self._read_into(buf, name)
+            elif end > begin:
+                buf[:] = np.frombuffer(blob[begin:end], np.uint8)
             crcs[name] = zlib.crc32(buf)       # of the bytes as stored (little-endian)
             if dt.kind == "b":
                 _check(buf.size == 0 or int(buf.max()) <= 1,
@@ -465,6 +488,8 @@ class _Reader:
         entries = []
         for name, info in header.items():
             if name == "__metadata__":
+                if info is None:            # the reference reader's "no metadata"
+                    continue
                 _check(isinstance(info, dict) and
                        all(isinstance(v, str) for v in info.values()),
                        "__metadata__ must be an object of string values")
@@ -472,7 +497,8 @@ class _Reader:
                 continue
             where = f"tensor {name!r}"
             _check(isinstance(info, dict), f"{where}: entry is not an object")
-            _check(set(info) == {"dtype", "shape", "data_offsets"},
+            # other keys are ignored, as the reference reader ignores them
+            _check({"dtype", "shape", "data_offsets"} <= set(info),
                    f"{where}: expected the keys dtype, shape, data_offsets, got "
                    f"{sorted(info)}")
             st, shape, offs = info["dtype"], info["shape"], info["data_offsets"]

@@ -252,6 +252,17 @@ def test_file_objects_real_nonseekable_and_mid_stream(tmp_path):
         tp.load(Stream(blob[first:] + b"\0", 7))
 
 
+def test_unbuffered_file_and_symlink(tmp_path):
+    x = tp.randn(300, dtype=tp.float64)
+    with open(tmp_path / "raw.bin", "wb", buffering=0) as fh:     # raw FileIO
+        tp.save({"x": x}, fh)
+    _same_tensor(tp.load(tmp_path / "raw.bin")["x"], x.numpy())
+    os.symlink(tmp_path / "raw.bin", tmp_path / "link.bin")
+    tp.save(tp.ones(2), tmp_path / "link.bin")      # writes through the link
+    assert os.path.islink(tmp_path / "link.bin")
+    _same_tensor(tp.load(tmp_path / "raw.bin"), np.ones(2, np.float32))
+
+
 def test_text_mode_and_bad_arguments_raise(tmp_path):
     with open(tmp_path / "t.txt", "w") as fh, pytest.raises(TypeError, match="binary"):
         tp.save(tp.ones(1), fh)
@@ -393,6 +404,10 @@ def test_hand_made_plain_file_loads_as_flat_dict():
     _same_tensor(got["z"], np.zeros((0, 5), np.float32))
     assert tp.load(io.BytesIO(_file({}, b""))) == {}
     assert tp.load(io.BytesIO(_file({"__metadata__": {}}, b"", pad=6))) == {}
+    # as the reference reader: null metadata is none, unknown entry keys are ignored
+    extra = {"t": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8], "note": [1]},
+             "__metadata__": None}
+    _same_tensor(tp.load(io.BytesIO(_file(extra, _GOOD)))["t"], np.array([1, 2], np.float32))
 
 
 def _raw(header_bytes, data):
@@ -427,8 +442,10 @@ _GOOD = np.array([1.0, 2.0], "<f4").tobytes()
     (_file(_f32(), _GOOD[:7]), "truncated"),
     (_file(_f32(dtype="BOOL", offs=(0, 2)), b"\x01\x02"), "BOOL bytes"),
     (_file({**_f32(), "__metadata__": {"k": 1}}, _GOOD), "string values"),
-    (_file({"t": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8], "x": 1}}, _GOOD),
-     "expected the keys"),
+    (_file({"t": {"dtype": "F32", "data_offsets": [0, 8]}}, _GOOD), "expected the keys"),
+    (_file(_f32(shape=(0, 2 ** 70), offs=(0, 0)), b""), "cannot be allocated"),
+    (_file(_f32(shape=(0,) * 70, offs=(0, 0)), b""), "cannot be allocated"),
+    (_file(_f32(shape=(2 ** 40,), offs=(0, 2 ** 42)), _GOOD), "truncated"),
     (struct.pack("<Q", 27) + b'{"__metadata__":{},"a":NaN}', "NaN"),
     (struct.pack("<Q", 9) + b'{"a":{}} ', "keys"),
     (_raw(b'{"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},'
