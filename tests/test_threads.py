@@ -274,7 +274,9 @@ def test_set_num_threads_from_another_thread_during_training():
         flips = [0]
 
         def flipper():
-            while not stop.is_set():
+            # stop.wait, not a busy loop: a thread spinning in Python would take
+            # the GIL from the training for a whole switch interval per op
+            while not stop.wait(0.0002):
                 tp.set_num_threads(1 + flips[0] % 3)
                 flips[0] += 1
 
