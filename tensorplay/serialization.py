@@ -161,7 +161,7 @@ def _encode(obj, path, tensors, records, names, depth, active):
     if depth > MAX_DEPTH:
         raise ValueError(f"save(): objects nested deeper than {MAX_DEPTH} levels are not "
                          f"supported (at {_path_str(path)})")
-    if isinstance(obj, Tensor):
+    if isinstance(obj, Tensor):         # a subclass is saved (and loads) as a Tensor
         arr = obj._data
         st = _NP_KIND_TO_ST[(arr.dtype.kind, arr.dtype.itemsize)]
         # C order, little-endian (a copy only when needed); not ascontiguousarray,
@@ -560,7 +560,8 @@ class _Reader:
                    f"the tensorplay metadata: tensors[{i}] names {name!r}, which is not "
                    f"a tensor of the file (or is named twice)")
             e = by_name[name]
-            _check(rec["dtype"] == _dtype_name(e[1]) and rec["shape"] == list(e[2]),
+            _check(rec["dtype"] == _dtype_name(e[1]) and isinstance(rec["shape"], list)
+                   and all(_is_int(d) for d in rec["shape"]) and rec["shape"] == list(e[2]),
                    f"tensor {name!r}: the header says {_dtype_name(e[1])} {list(e[2])}, "
                    f"the tensorplay metadata {rec['dtype']} {rec['shape']}")
             _check(type(rec["requires_grad"]) is bool and _is_int(rec["crc32"]) and
