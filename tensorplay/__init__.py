@@ -22,6 +22,7 @@ from tensorplay._config import get_num_threads, set_num_threads, show_config  # 
 from tensorplay.autograd.grad_mode import (enable_grad, is_grad_enabled, no_grad,  # noqa: E402
                                            set_grad_enabled)
 from tensorplay import autograd  # noqa: E402  (already loaded by grad_mode)
+from tensorplay.serialization import load, save  # noqa: E402
 
 float = float32    # noqa: A001 -- PyTorch's aliases
 double = float64

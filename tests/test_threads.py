@@ -161,3 +161,136 @@ def test_matmul_with_empty_dims_matches_numpy(shapes):
     want = a @ b
     assert got.shape == want.shape
     np.testing.assert_array_equal(got, want)
+
+
+# ---------------------------------------------------------------- Python threads
+def _train(seed, dtype, steps=25, batch=256, hidden=256):
+    """SGD on a 128-hidden-10 tanh MLP from numpy's seeded generator (not
+    tensorplay's process-wide one, which threads would share).  Big enough that
+    every kind of kernel runs threaded: at the default sizes the products (8.4M
+    multiply-adds, split over OpenMP threads), the elementwise ops and the sum
+    behind ``mean`` on 65,536 elements.  Every fifth step also takes a forward-mode JVP (a dual level
+    is per thread).  Returns the final parameters, the losses and the JVPs."""
+    from tensorplay.autograd.functional import jvp
+    rng = np.random.default_rng(seed)
+    tdt = tp.float32 if dtype == np.float32 else tp.float64
+    x = tp.from_numpy(rng.standard_normal((batch, 128)).astype(dtype))
+    y = tp.from_numpy(rng.integers(0, 10, batch))
+    v = tp.from_numpy(rng.standard_normal((batch, 128)).astype(dtype))
+    params = [tp.from_numpy((rng.standard_normal((128, hidden)) * 0.1).astype(dtype)),
+              tp.zeros(hidden, dtype=tdt),
+              tp.from_numpy((rng.standard_normal((hidden, 10)) * 0.1).astype(dtype)),
+              tp.zeros(10, dtype=tdt)]
+    for p in params:
+        p.requires_grad_()
+
+    def logits(inp, w1, b1, w2, b2):
+        h = (inp @ w1 + b1).tanh()
+        return h @ w2 + b2, h
+
+    losses, jvps = [], []
+    for step in range(steps):
+        out, h = logits(x, *params)
+        loss = tp.nn.functional.cross_entropy(out, y) + (h * h).mean() * 1e-3
+        grads = tp.autograd.grad(loss, params)
+        with tp.no_grad():
+            for p, g in zip(params, grads):
+                p.sub_(g * 0.1)
+        losses.append(loss.item())
+        if step % 5 == 0:
+            detached = [p.detach() for p in params]
+            _, jv = jvp(lambda inp: logits(inp, *detached)[0], x, v, mode="forward")
+            jvps.append(jv.numpy().copy())
+    return [p.detach().numpy().copy() for p in params], losses, jvps
+
+
+def _assert_identical(got, want):
+    (gp, gl, gj), (wp, wl, wj) = got, want
+    assert gl == wl
+    for a, b in zip(gp + gj, wp + wj):
+        assert a.dtype == b.dtype and np.array_equal(a, b)
+
+
+def _in_threads(jobs):
+    """Run each ``(fn, args)`` in its own thread, started together; their
+    results in order (a thread's exception is raised here)."""
+    import threading
+    barrier = threading.Barrier(len(jobs))
+    results = [None] * len(jobs)
+
+    def run(i, fn, args):
+        try:
+            barrier.wait()
+            results[i] = ("ok", fn(*args))
+        except BaseException as e:      # noqa: BLE001 -- handed to the main thread
+            results[i] = ("error", e)
+    threads = [threading.Thread(target=run, args=(i, fn, args))
+               for i, (fn, args) in enumerate(jobs)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+        assert not t.is_alive(), "a training thread hung"
+    for status, value in results:
+        if status == "error":
+            raise value
+    return [value for _, value in results]
+
+
+def test_concurrent_trainings_are_bit_identical_to_trainings_alone():
+    """Two Python threads training independent models (one float32, one
+    float64) at once give bit for bit what each gives alone: no shared state
+    between them (grad mode and dual levels are per thread, the array cache
+    hands an array to one caller at a time) and no kernel whose result depends
+    on what else runs.  Batch and hidden size 512, so that the activations (1 and
+    2 MB) come from that cache.  Three concurrent rounds, to give a race a
+    chance."""
+    jobs = [(_train, (1, np.float32, 8, 512, 512)), (_train, (2, np.float64, 8, 512, 512))]
+    alone = [fn(*args) for fn, args in jobs]
+    from tensorplay import _pool
+    assert _pool.cached_bytes() > 0 or not _pool._ENABLED    # the cache is in play
+    for _ in range(3):
+        together = _in_threads(jobs)
+        for got, want in zip(together, alone):
+            _assert_identical(got, want)
+
+
+def test_set_num_threads_from_another_thread_during_training():
+    """``set_num_threads`` flipped between 1, 2 and 3 by a second thread in a
+    loop while a training runs: no crash or hang, and the results agree with the
+    same training on one thread to float round-off.  Not bit for bit: a matrix
+    product is split into one single-threaded BLAS call per thread, and the
+    BLAS's blocking (hence its rounding) depends on the block's size, so
+    matmul -- forward and both VJPs -- can change in the last bits with the
+    thread count.  The reductions (sum, mean, log_softmax, cross_entropy) are
+    bit-identical for every thread count by design (fixed-size chunks, added in
+    order: _kernels/reduce.pyx), and so are the elementwise kernels."""
+    import threading
+    before = tp.get_num_threads()
+    try:
+        tp.set_num_threads(1)
+        ref32, ref64 = _train(3, np.float32), _train(4, np.float64)
+        stop = threading.Event()
+        flips = [0]
+
+        def flipper():
+            # stop.wait, not a busy loop: a thread spinning in Python would take
+            # the GIL from the training for a whole switch interval per op
+            while not stop.wait(0.0002):
+                tp.set_num_threads(1 + flips[0] % 3)
+                flips[0] += 1
+
+        def train_then_stop():
+            try:
+                return _train(3, np.float32), _train(4, np.float64)
+            finally:
+                stop.set()
+        got32, got64 = _in_threads([(train_then_stop, ()), (flipper, ())])[0]
+        assert flips[0] > 10                 # the setter really ran during training
+    finally:
+        tp.set_num_threads(before)
+    for (gp, gl, gj), (wp, wl, wj), tol in ((got32, ref32, 1e-5), (got64, ref64, 1e-12)):
+        np.testing.assert_allclose(gl, wl, rtol=tol)
+        for a, b in zip(gp + gj, wp + wj):
+            assert a.dtype == b.dtype
+            np.testing.assert_allclose(a, b, rtol=tol, atol=tol)

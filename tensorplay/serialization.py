@@ -1,0 +1,670 @@
+"""Saving and loading tensors and nested containers: ``save`` and ``load``.
+
+The file format is safetensors (Hugging Face's format, specified in the README of
+github.com/huggingface/safetensors), so the files open in any safetensors reader
+and any plain safetensors file opens here:
+
+``8 bytes``
+    N, the length of the header, an unsigned 64-bit little-endian integer.
+``N bytes``
+    The header: a UTF-8 JSON object that starts with ``{``, padded at the end
+    with spaces (tensorplay pads to a multiple of 8 bytes, as the reference
+    writer does, so the data starts aligned).  One entry per tensor,
+    ``"name": {"dtype": "F32", "shape": [2, 3], "data_offsets": [begin, end]}``,
+    with byte offsets into the data section, and optionally ``"__metadata__"``,
+    an object of string values.
+``the rest``
+    The data section: each tensor's elements in C (row-major) order,
+    little-endian, the tensors back to back with no gaps and nothing after the
+    last one.
+
+dtypes: ``F32`` float32, ``F64`` float64, ``I32`` int32, ``I64`` int64 and ``BOOL``
+(one byte, 0 or 1) -- every dtype tensorplay has.  The other safetensors dtypes
+(F16, BF16, U8, ...) are refused on load with a RuntimeError: tensorplay has no
+exact equivalent for them.
+
+What tensorplay adds, in ``__metadata__`` (so other readers ignore it): the key
+``"tensorplay"`` holds a JSON string
+
+``{"version": 1, "tensors": [{"name", "dtype", "shape", "requires_grad", "crc32"}, ...],
+"tree": node}``
+
+where ``crc32`` is ``zlib.crc32`` of the tensor's bytes and ``tree`` describes the
+saved object: ``["tensor", i]`` (entry ``i`` of ``tensors``), ``["dict", [[key,
+node], ...]]`` and ``["odict", ...]`` (``collections.OrderedDict``; a key is a JSON
+string or integer, the key's own type), ``["list", [node, ...]]``, ``["tuple",
+[node, ...]]``, ``["int", n]``, ``["bool", b]``, ``["str", s]``, ``["none"]`` and
+``["float", "<16 hex digits>"]`` (the IEEE-754 double, little-endian, so nan,
+inf and -0.0 survive exactly).  The key ``"tensorplay.crc32"`` holds the CRC32 of
+that string (its UTF-8 bytes) in decimal, so a corrupted leaf value or key is
+caught like corrupted tensor bytes.
+
+Tensor names are the path of keys and indices to the tensor joined with ``.``
+(``"state.0.exp_avg"``; a bare Tensor is ``"tensor"``), made unique with a
+``#k`` suffix where two paths would collide.  The names are for other readers:
+tensorplay finds its tensors through ``tree``.
+
+Not preserved (as documented for ``save``): storage shared between tensors
+(views, one tensor saved twice: each is written separately and loads as its own
+tensor), strides (every tensor is written contiguous), ``grad``, ``grad_fn``
+(a saved non-leaf loads as a leaf), forward-mode tangents, and container types
+other than dict, OrderedDict, list and tuple (refused on save).
+
+Safety: nothing in a file is ever executed -- no pickle, only JSON and raw bytes
+-- and ``load`` checks the whole file (lengths, JSON, dtypes, shapes, offsets,
+CRCs, references) before it returns anything; a file that fails a check raises
+RuntimeError naming the file and the problem.
+"""
+import collections
+import io
+import json
+import os
+import re
+import struct
+import zlib
+
+import numpy as np
+
+from tensorplay._tensor import Tensor
+
+__all__ = ["save", "load"]
+
+# safetensors dtype name -> little-endian numpy dtype, for the dtypes tensorplay has
+_ST_TO_NP = {"F32": np.dtype("<f4"), "F64": np.dtype("<f8"), "I32": np.dtype("<i4"),
+             "I64": np.dtype("<i8"), "BOOL": np.dtype("?")}
+_NP_KIND_TO_ST = {("f", 4): "F32", ("f", 8): "F64", ("i", 4): "I32", ("i", 8): "I64",
+                  ("b", 1): "BOOL"}
+# The reference implementation refuses headers over 100 MB (a hostile length
+# must not make the reader allocate without bound); so does tensorplay.
+MAX_HEADER_BYTES = 100 * 1024 * 1024
+# Nesting depth of saved containers; deeper objects are refused on save, and a
+# file claiming more is refused on load (no recursion without bound).
+MAX_DEPTH = 200
+_FORMAT_VERSION = 1
+_META_KEY = "tensorplay"
+_META_CRC_KEY = "tensorplay.crc32"
+_HEX16 = re.compile(r"[0-9a-f]{16}\Z")
+_CHUNK = 1 << 24           # bytes per read when the file's size is not known
+
+
+# ---------------------------------------------------------------- save
+def save(obj, f):
+    """Save a Tensor, or nested containers of Tensors and plain values, to ``f``.
+
+    Args:
+        obj: a Tensor, or dicts (keys str or int, order kept), ``OrderedDict``,
+            lists and tuples nested to at most 200 levels, whose leaves are
+            Tensors, int, float, bool, str or None -- e.g. a model's
+            ``{"w1": Tensor, ...}`` or an optimizer state_dict
+            ``{"state": {0: {...}}, "param_groups": [{"params": [0, 1], "lr": 0.1}]}``.
+        f (str, os.PathLike or binary file object): where to write.  A path is
+            written atomically: into a temporary file in the same directory, flushed
+            to disk, then renamed over ``f`` (``os.replace``), so a save that fails
+            or is interrupted leaves the old file (or none), never half of one.  A
+            file object is written from its current position, as is.
+
+    The format is safetensors (see the module docstring): any safetensors reader
+    gets the tensors; ``tensorplay.load`` also gets the nesting, the plain values,
+    each tensor's ``requires_grad`` and checks a CRC32 per tensor.  Each tensor is
+    stored contiguous with its dtype and shape exactly (nan payloads and -0.0
+    included).  Not preserved: storage shared between tensors (views, a tensor
+    saved twice -- each is saved separately and loads as its own tensor), strides,
+    ``grad``, ``grad_fn`` (a non-leaf loads as a leaf) and tangents.  PyTorch's
+    ``torch.save`` pickles and keeps sharing; this format trades that for files
+    that run no code when loaded.
+
+    Raises:
+        TypeError: a value of an unsupported type (named with its path in ``obj``),
+            a key that is not str or int, or ``f`` that is neither a path nor a
+            binary file object.
+        ValueError: nesting deeper than 200 levels, or a container holding itself.
+        OSError: from the file system (the temporary file is removed).
+    """
+    tensors = []          # (name, Tensor data as contiguous little-endian ndarray)
+    records = []
+    names = set()
+    tree = _encode(obj, (), tensors, records, names, 0, set())
+    meta_str = json.dumps({"version": _FORMAT_VERSION, "tensors": records, "tree": tree},
+                          separators=(",", ":"), allow_nan=False)
+    metadata = {_META_KEY: meta_str,
+                _META_CRC_KEY: str(zlib.crc32(meta_str.encode("utf-8")))}
+    # Largest items first (the reference writer's order), so every tensor's
+    # offset is a multiple of its item size when the data section is aligned.
+    order = sorted(range(len(tensors)), key=lambda i: -tensors[i][1].itemsize)
+    header = {"__metadata__": metadata}
+    offset = 0
+    for i in order:
+        name, arr = tensors[i]
+        header[name] = {"dtype": records[i]["dtype"], "shape": records[i]["shape"],
+                        "data_offsets": [offset, offset + arr.nbytes]}
+        offset += arr.nbytes
+    hbytes = json.dumps(header, separators=(",", ":"), allow_nan=False).encode("utf-8")
+    hbytes += b" " * (-(8 + len(hbytes)) % 8)
+    chunks = [struct.pack("<Q", len(hbytes)) + hbytes]
+    chunks += [tensors[i][1].reshape(-1).view(np.uint8) for i in order]
+
+    if isinstance(f, (str, os.PathLike)):
+        _write_atomic(os.fspath(f), chunks)
+    elif hasattr(f, "write"):
+        if isinstance(f, io.TextIOBase):
+            raise TypeError("save(): f is a text-mode file; open it in binary mode "
+                            "('wb')")
+        for c in chunks:
+            _write_all(f, c)
+    else:
+        raise TypeError(f"save(): f must be a path (str or os.PathLike) or a binary file "
+                        f"object, got {type(f).__name__}")
+
+
+def _encode(obj, path, tensors, records, names, depth, active):
+    """The tree node for ``obj``, appending its tensors to ``tensors``/``records``."""
+    if depth > MAX_DEPTH:
+        raise ValueError(f"save(): objects nested deeper than {MAX_DEPTH} levels are not "
+                         f"supported (at {_path_str(path)})")
+    if isinstance(obj, Tensor):         # a subclass is saved (and loads) as a Tensor
+        arr = obj._data
+        st = _NP_KIND_TO_ST[(arr.dtype.kind, arr.dtype.itemsize)]
+        # C order, little-endian (a copy only when needed); not ascontiguousarray,
+        # which turns 0-d arrays into 1-d ones
+        arr = arr.astype(_ST_TO_NP[st], order="C", copy=False)
+        name = _unique_name(".".join(str(p) for p in path) or "tensor", names)
+        tensors.append((name, arr))
+        records.append({"name": name, "dtype": st, "shape": list(arr.shape),
+                        "requires_grad": bool(obj._requires_grad),
+                        "crc32": zlib.crc32(arr.reshape(-1).view(np.uint8))})
+        return ["tensor", len(records) - 1]
+    t = type(obj)
+    if t is bool:
+        return ["bool", obj]
+    if t is int:
+        return ["int", obj]
+    if t is float:
+        return ["float", struct.pack("<d", obj).hex()]
+    if t is str:
+        return ["str", obj]
+    if obj is None:
+        return ["none"]
+    if t in (dict, collections.OrderedDict, list, tuple):
+        if id(obj) in active:
+            raise ValueError(f"save(): the object contains itself (at {_path_str(path)})")
+        active.add(id(obj))
+        try:
+            if t is dict or t is collections.OrderedDict:
+                items = []
+                for k, v in obj.items():
+                    if type(k) not in (str, int):
+                        raise TypeError(f"save(): dict keys must be str or int, got "
+                                        f"{type(k).__name__} key {k!r} at {_path_str(path)}")
+                    items.append([k, _encode(v, path + (k,), tensors, records, names,
+                                             depth + 1, active)])
+                return ["dict" if t is dict else "odict", items]
+            return ["list" if t is list else "tuple",
+                    [_encode(v, path + (i,), tensors, records, names, depth + 1, active)
+                     for i, v in enumerate(obj)]]
+        finally:
+            active.discard(id(obj))
+    raise TypeError(f"save(): cannot save a value of type {t.__name__} at "
+                    f"{_path_str(path)}; supported are Tensor, dict, OrderedDict, list, "
+                    f"tuple, int, float, bool, str and None")
+
+
+def _write_all(f, chunk):
+    """``f.write`` until all of ``chunk`` is written (a raw file may write less)."""
+    mv = memoryview(chunk).cast("B")
+    while len(mv):
+        n = f.write(mv)
+        if n is None or n >= len(mv):       # None: a file-like that does not say
+            return
+        mv = mv[n:]
+
+
+def _path_str(path):
+    return "obj" + "".join(f"[{p!r}]" for p in path)
+
+
+def _unique_name(base, names):
+    name = base if base != "__metadata__" else "__metadata__#1"
+    k = 1
+    while name in names:
+        k += 1
+        name = f"{base}#{k}"
+    names.add(name)
+    return name
+
+
+def _write_atomic(path, chunks):
+    import tempfile            # here, not at import: it is slow to import
+    path = os.path.realpath(path)      # through a symlink, as open() would write
+    directory = os.path.dirname(path)
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix="." + os.path.basename(path) + ".",
+                               suffix=".tmp")
+    try:
+        try:
+            mode = os.stat(path).st_mode & 0o7777      # keep an existing file's mode
+        except FileNotFoundError:
+            mode = 0o666 & ~_umask()                   # what open() would have given
+        if hasattr(os, "fchmod"):
+            os.fchmod(fd, mode)
+        with os.fdopen(fd, "wb") as out:
+            fd = None
+            for c in chunks:
+                out.write(c)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if fd is not None:
+            os.close(fd)
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+    try:                       # make the rename itself durable (POSIX)
+        dfd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(dfd)
+    except OSError:
+        pass
+    finally:
+        os.close(dfd)
+
+
+def _umask():
+    """The process umask, read without changing it (Linux), else 0o022."""
+    try:
+        with open("/proc/self/status") as st:
+            for line in st:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    return 0o022
+
+
+# ---------------------------------------------------------------- load
+def load(f, map_location=None, weights_only=True):
+    """Load what ``save`` wrote, or any safetensors file, from ``f``.
+
+    Args:
+        f (str, os.PathLike or binary file object): the file; a file object is read
+            from its current position to its end.
+        map_location (None or ``"cpu"``): where tensors go; tensorplay has only the
+            CPU (PyTorch's argument, kept for code written for ``torch.load``).
+        weights_only (bool): accepted for ``torch.load`` compatibility.  The format
+            holds only tensors and plain values and loading never runs code, so
+            True and False load the same thing.
+
+    Returns:
+        The saved object, with its container types (dict, OrderedDict, list,
+        tuple), key types and order; each tensor a fresh contiguous leaf with its
+        own storage and the saved dtype, shape, values and ``requires_grad``.  A
+        safetensors file written by another tool (no tensorplay metadata) loads as
+        a flat dict ``{name: Tensor}`` in the order of the data.
+
+    Raises:
+        RuntimeError: the file is not a valid file of this format -- header length
+            out of bounds, invalid UTF-8 or JSON, duplicate names, unknown dtype,
+            bad shape or offsets (out of order, overlapping, gaps, not matching
+            dtype and shape), bytes missing or left over, BOOL bytes other than 0
+            or 1, a CRC mismatch, tensorplay metadata that is malformed or refers to
+            tensors that are not there -- with the file's name and the problem.
+            Nothing is returned in that case.  Also ``map_location`` naming another
+            device.
+        TypeError: ``f`` neither a path nor a binary file object, or an unsupported
+            ``map_location``.
+        OSError: from the file system (e.g. FileNotFoundError).
+    """
+    if map_location is not None:
+        if not isinstance(map_location, str):
+            raise TypeError(f"load(): map_location must be None or 'cpu', got "
+                            f"{type(map_location).__name__}")
+        if map_location != "cpu":
+            raise RuntimeError(f"load(): map_location={map_location!r}: tensorplay only "
+                               f"has the 'cpu' device")
+    if not isinstance(weights_only, bool):
+        raise TypeError(f"load(): weights_only must be a bool, got "
+                        f"{type(weights_only).__name__}")
+    if isinstance(f, (str, os.PathLike)):
+        path = os.fspath(f)
+        with open(path, "rb") as fh:
+            return _Reader(fh, repr(path), os.fstat(fh.fileno()).st_size).load()
+    if not hasattr(f, "read"):
+        raise TypeError(f"load(): f must be a path (str or os.PathLike) or a binary file "
+                        f"object, got {type(f).__name__}")
+    if isinstance(f, io.TextIOBase):
+        raise TypeError("load(): f is a text-mode file; open it in binary mode ('rb')")
+    return _Reader(f, repr(getattr(f, "name", f)), _remaining(f)).load()
+
+
+def _remaining(f):
+    """Bytes from the current position to the end, or None when not seekable."""
+    try:
+        if not f.seekable():
+            return None
+        pos = f.tell()
+        end = f.seek(0, os.SEEK_END)
+        f.seek(pos)
+        return end - pos
+    except (AttributeError, OSError, ValueError):
+        return None
+
+
+class _Corrupt(Exception):
+    """A validation failure inside _Reader (turned into RuntimeError by load)."""
+
+
+def _check(cond, msg):
+    if not cond:
+        raise _Corrupt(msg)
+
+
+def _is_int(x):
+    return type(x) is int
+
+
+class _Reader:
+    """One load: reads and checks the header, then the data, then builds the object."""
+
+    def __init__(self, f, label, size):
+        self.f = f
+        self.label = label
+        self.size = size        # bytes available from the start, or None
+
+    def load(self):
+        try:
+            return self._load()
+        except _Corrupt as e:
+            raise RuntimeError(f"load(): {self.label} is not a valid tensorplay/"
+                               f"safetensors file: {e}") from None
+
+    def _read_exact(self, n, what):
+        """Exactly n bytes, read in bounded chunks (a lying length can't make this
+        allocate more than the file holds)."""
+        parts = []
+        got = 0
+        while got < n:
+            b = self.f.read(min(n - got, _CHUNK))
+            if not isinstance(b, (bytes, bytearray)):
+                raise TypeError(f"load(): f.read() returned {type(b).__name__}, not "
+                                f"bytes; open the file in binary mode ('rb')")
+            if not b:
+                raise _Corrupt(f"file truncated: {what} needs {n} bytes, only {got} "
+                               f"present")
+            parts.append(b)
+            got += len(b)
+        return b"".join(parts)
+
+    def _load(self):
+        raw = self._read_exact(8, "the header length")
+        (n,) = struct.unpack("<Q", raw)
+        _check(2 <= n <= MAX_HEADER_BYTES,
+               f"header length {n} is out of bounds (expected 2 to {MAX_HEADER_BYTES})")
+        if self.size is not None:
+            _check(8 + n <= self.size, f"header length {n} is more than the "
+                                       f"{self.size - 8} bytes after it in the file")
+        hbytes = self._read_exact(n, "the header")
+        entries, metadata = self._parse_header(hbytes)
+        data_len = entries[-1][4] if entries else 0
+        if self.size is not None:
+            have = self.size - 8 - n
+            _check(have >= data_len, f"file truncated: the header describes {data_len} "
+                                     f"bytes of data, the file has {have}")
+            _check(have == data_len, f"{have - data_len} bytes after the end of the data "
+                                     f"(the header describes {data_len})")
+        spec = self._parse_metadata(metadata, entries)
+        # Size unknown (a stream): read the data first, in bounded chunks, so that
+        # a header claiming more than the stream holds allocates nothing.
+        blob = None if self.size is not None else \
+            memoryview(self._read_exact(data_len, "the data"))
+        arrays = {}
+        crcs = {}
+        for name, dt, shape, begin, end in entries:
+            try:
+                arr = np.empty(shape, dt)
+            except (ValueError, MemoryError, OverflowError) as e:
+                raise _Corrupt(f"tensor {name!r}: shape {list(shape)} cannot be "
+                               f"allocated ({e})") from None
+            buf = arr.reshape(-1).view(np.uint8)
+            if blob is None:
+                self._read_into(buf, name)
+            elif end > begin:
+                buf[:] = np.frombuffer(blob[begin:end], np.uint8)
+            crcs[name] = zlib.crc32(buf)       # of the bytes as stored (little-endian)
+            if dt.kind == "b":
+                _check(buf.size == 0 or int(buf.max()) <= 1,
+                       f"tensor {name!r}: BOOL bytes must be 0 or 1")
+            if not dt.isnative:
+                arr = arr.astype(dt.newbyteorder("="))
+            arrays[name] = arr
+        extra = self.f.read(1)
+        _check(not extra, f"bytes after the end of the data (the header describes "
+                          f"{data_len})")
+        if spec is None:
+            out = {}
+            for name, *_ in entries:
+                out[name] = Tensor._wrap(arrays[name])
+            return out
+        records, tree, recs = spec
+        for name, rec in records.items():
+            _check(crcs[name] == rec["crc32"],
+                   f"tensor {name!r}: CRC32 mismatch (stored {rec['crc32']}, the data "
+                   f"gives {crcs[name]}): the data is corrupted")
+        tensors = []
+        for rec in recs:
+            t = Tensor._wrap(arrays[rec["name"]])
+            t._requires_grad = rec["requires_grad"]
+            tensors.append(t)
+        return _decode(tree, tensors)
+
+    def _read_into(self, buf, name):
+        mv = memoryview(buf)
+        got = 0
+        n = len(mv)
+        readinto = getattr(self.f, "readinto", None)
+        while got < n:
+            if readinto is not None:
+                k = readinto(mv[got:min(n, got + _CHUNK)])
+            else:
+                b = self.f.read(min(n - got, _CHUNK))
+                k = len(b) if b else 0
+                mv[got:got + k] = b
+            if not k:
+                raise _Corrupt(f"file truncated in the data of tensor {name!r}")
+            got += k
+
+    def _parse_header(self, hbytes):
+        """Header bytes -> (entries sorted by offset, metadata or None); each entry
+        (name, numpy dtype, shape, begin, end)."""
+        _check(hbytes[:1] == b"{", "the header does not start with '{'")
+        try:
+            text = hbytes.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise _Corrupt(f"the header is not valid UTF-8 ({e})") from None
+        header = _json_object(text, "the header")
+        metadata = None
+        entries = []
+        for name, info in header.items():
+            if name == "__metadata__":
+                if info is None:            # the reference reader's "no metadata"
+                    continue
+                _check(isinstance(info, dict) and
+                       all(isinstance(v, str) for v in info.values()),
+                       "__metadata__ must be an object of string values")
+                metadata = info
+                continue
+            where = f"tensor {name!r}"
+            _check(isinstance(info, dict), f"{where}: entry is not an object")
+            # other keys are ignored, as the reference reader ignores them
+            _check({"dtype", "shape", "data_offsets"} <= set(info),
+                   f"{where}: expected the keys dtype, shape, data_offsets, got "
+                   f"{sorted(info)}")
+            st, shape, offs = info["dtype"], info["shape"], info["data_offsets"]
+            _check(isinstance(st, str), f"{where}: dtype must be a string")
+            _check(st in _ST_TO_NP, f"{where}: dtype {st!r} is not supported by tensorplay "
+                                    f"(expected one of {', '.join(_ST_TO_NP)})")
+            _check(isinstance(shape, list) and all(_is_int(s) and s >= 0 for s in shape),
+                   f"{where}: shape must be a list of non-negative integers, got {shape!r}")
+            _check(isinstance(offs, list) and len(offs) == 2 and
+                   all(_is_int(o) and o >= 0 for o in offs),
+                   f"{where}: data_offsets must be two non-negative integers, got {offs!r}")
+            dt = _ST_TO_NP[st]
+            numel = 1
+            for s in shape:
+                numel *= s
+            begin, end = offs
+            _check(end - begin == numel * dt.itemsize,
+                   f"{where}: data_offsets {offs} span {end - begin} bytes, but dtype {st} "
+                   f"and shape {shape} need {numel * dt.itemsize}")
+            entries.append((name, dt, tuple(shape), begin, end))
+        entries.sort(key=lambda e: (e[3], e[4]))
+        pos = 0
+        for name, _, _, begin, end in entries:
+            _check(begin >= pos, f"tensor {name!r}: data_offsets [{begin}, {end}] overlap "
+                                 f"the previous tensor (which ends at {pos})")
+            _check(begin == pos, f"tensor {name!r}: a gap of {begin - pos} bytes before "
+                                 f"its data (at {pos})")
+            pos = end
+        return entries, metadata
+
+    def _parse_metadata(self, metadata, entries):
+        """tensorplay's records and tree, checked against the header; None for a
+        plain safetensors file."""
+        if metadata is None or (_META_KEY not in metadata and _META_CRC_KEY not in metadata):
+            return None
+        _check(_META_KEY in metadata and _META_CRC_KEY in metadata,
+               f"__metadata__ has only one of {_META_KEY!r} and {_META_CRC_KEY!r}")
+        meta_str, crc_str = metadata[_META_KEY], metadata[_META_CRC_KEY]
+        _check(crc_str.isascii() and crc_str.isdigit() and
+               str(zlib.crc32(meta_str.encode("utf-8"))) == crc_str,
+               "the tensorplay metadata does not match its CRC32: it is corrupted")
+        meta = _json_object(meta_str, "the tensorplay metadata")
+        _check(set(meta) == {"version", "tensors", "tree"},
+               f"the tensorplay metadata has keys {sorted(meta)}, expected version, "
+               f"tensors, tree")
+        _check(meta["version"] == _FORMAT_VERSION and _is_int(meta["version"]),
+               f"format version {meta['version']!r} is not supported (expected "
+               f"{_FORMAT_VERSION}); it was written by a newer tensorplay?")
+        recs = meta["tensors"]
+        _check(isinstance(recs, list), "the tensorplay metadata: tensors must be a list")
+        by_name = {e[0]: e for e in entries}
+        records = {}
+        for i, rec in enumerate(recs):
+            _check(isinstance(rec, dict) and
+                   set(rec) == {"name", "dtype", "shape", "requires_grad", "crc32"},
+                   f"the tensorplay metadata: tensors[{i}] is malformed")
+            name = rec["name"]
+            _check(isinstance(name, str) and name in by_name and name not in records,
+                   f"the tensorplay metadata: tensors[{i}] names {name!r}, which is not "
+                   f"a tensor of the file (or is named twice)")
+            e = by_name[name]
+            _check(rec["dtype"] == _dtype_name(e[1]) and isinstance(rec["shape"], list)
+                   and all(_is_int(d) for d in rec["shape"]) and rec["shape"] == list(e[2]),
+                   f"tensor {name!r}: the header says {_dtype_name(e[1])} {list(e[2])}, "
+                   f"the tensorplay metadata {rec['dtype']} {rec['shape']}")
+            _check(type(rec["requires_grad"]) is bool and _is_int(rec["crc32"]) and
+                   0 <= rec["crc32"] < 2 ** 32,
+                   f"the tensorplay metadata: tensors[{i}] has a bad requires_grad or crc32")
+            _check(not rec["requires_grad"] or e[1].kind == "f",
+                   f"tensor {name!r}: requires_grad on a {_dtype_name(e[1])} tensor")
+            records[name] = rec
+        _check(len(records) == len(entries),
+               f"the file has {len(entries)} tensors, the tensorplay metadata describes "
+               f"{len(records)}")
+        used = [False] * len(recs)
+        _check_tree(meta["tree"], used, 0)
+        _check(all(used), "the tensorplay metadata: a tensor is not referenced by the tree")
+        return records, meta["tree"], recs
+
+
+def _dtype_name(np_dtype):
+    return _NP_KIND_TO_ST[(np_dtype.kind, np_dtype.itemsize)]
+
+
+def _reject_constant(c):
+    raise _Corrupt(f"{c} is not valid JSON")
+
+
+def _pairs_no_duplicates(pairs):
+    d = {}
+    for k, v in pairs:
+        _check(k not in d, f"duplicate key {k!r} in a JSON object")
+        d[k] = v
+    return d
+
+
+def _json_object(text, what):
+    try:
+        obj = json.loads(text, object_pairs_hook=_pairs_no_duplicates,
+                         parse_constant=_reject_constant)
+    except (ValueError, RecursionError) as e:     # JSONDecodeError, int digit limit
+        raise _Corrupt(f"{what} is not valid JSON ({e})") from None
+    _check(isinstance(obj, dict), f"{what} is not a JSON object")
+    return obj
+
+
+_LEAF_KINDS = {"int": lambda v: _is_int(v), "bool": lambda v: type(v) is bool,
+               "str": lambda v: isinstance(v, str),
+               "float": lambda v: isinstance(v, str) and _HEX16.match(v) is not None}
+
+
+def _check_tree(node, used, depth):
+    """Validate a tree node (types, arity, tensor references used exactly once)."""
+    _check(depth <= MAX_DEPTH + 1, f"the tensorplay metadata nests deeper than {MAX_DEPTH}")
+    _check(isinstance(node, list) and node and isinstance(node[0], str),
+           f"the tensorplay metadata: malformed tree node {_short(node)}")
+    kind = node[0]
+    if kind == "none":
+        _check(len(node) == 1, f"the tensorplay metadata: malformed node {_short(node)}")
+        return
+    _check(len(node) == 2, f"the tensorplay metadata: malformed node {_short(node)}")
+    value = node[1]
+    if kind == "tensor":
+        _check(_is_int(value) and 0 <= value < len(used) and not used[value],
+               f"the tensorplay metadata: tensor reference {value!r} is out of range or "
+               f"used twice")
+        used[value] = True
+    elif kind in _LEAF_KINDS:
+        _check(_LEAF_KINDS[kind](value),
+               f"the tensorplay metadata: bad {kind} value {_short(value)}")
+    elif kind in ("list", "tuple"):
+        _check(isinstance(value, list), f"the tensorplay metadata: bad {kind} node")
+        for child in value:
+            _check_tree(child, used, depth + 1)
+    elif kind in ("dict", "odict"):
+        _check(isinstance(value, list), f"the tensorplay metadata: bad {kind} node")
+        keys = set()
+        for item in value:
+            _check(isinstance(item, list) and len(item) == 2 and
+                   type(item[0]) in (str, int) and (type(item[0]), item[0]) not in keys,
+                   f"the tensorplay metadata: bad or duplicate {kind} item {_short(item)}")
+            keys.add((type(item[0]), item[0]))
+            _check_tree(item[1], used, depth + 1)
+    else:
+        raise _Corrupt(f"the tensorplay metadata: unknown node kind {kind!r}")
+
+
+def _short(x):
+    s = repr(x)
+    return s if len(s) <= 60 else s[:57] + "..."
+
+
+def _decode(node, tensors):
+    """The object for a validated tree node."""
+    kind = node[0]
+    if kind == "tensor":
+        return tensors[node[1]]
+    if kind in ("int", "bool", "str"):
+        return node[1]
+    if kind == "float":
+        return struct.unpack("<d", bytes.fromhex(node[1]))[0]
+    if kind == "none":
+        return None
+    if kind == "list":
+        return [_decode(c, tensors) for c in node[1]]
+    if kind == "tuple":
+        return tuple(_decode(c, tensors) for c in node[1])
+    cls = dict if kind == "dict" else collections.OrderedDict
+    return cls((k, _decode(v, tensors)) for k, v in node[1])
