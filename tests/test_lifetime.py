@@ -252,3 +252,25 @@ def test_ten_thousand_training_steps_keep_memory_flat(nogc):
     assert grown_objects < 200, grown_objects
     assert grown_rss < 4 * 2 ** 20, f"RSS grew by {grown_rss / 2 ** 20:.1f} MB"
     assert np.mean(last[-100:]) < np.mean(first[:100])       # it did train
+
+
+def test_leaving_a_dual_level_frees_the_cycles_its_graph_made(nogc):
+    # forward mode used directly, with a reverse graph recorded: exp's and tanh's
+    # JVPs read the output, so out -> tangent -> its node -> out is a cycle; the
+    # level clears its tangents on exit (PyTorch's levels do the same)
+    track = Tracker()
+    w = tp.randn(4, 3, dtype=tp.float64, requires_grad=True)
+    x = tp.randn(6, 4, dtype=tp.float64)
+    with fwAD.dual_level():
+        xd = fwAD.make_dual(x, tp.ones_like(x))
+        loss = _mlp(track, w, xd)
+        g, = tp.autograd.grad(loss, w, create_graph=True)    # reverse inside forward
+        track(g)
+        tangent = fwAD.unpack_dual(loss).tangent
+        want = float(tangent)
+        del loss, g, xd, tangent
+    assert not track.alive()
+    # the same numbers as reversed mode
+    _, jv = jvp(lambda a: _mlp(lambda *t: t[-1], w.detach(), a), x, tp.ones_like(x),
+                mode="reversed")
+    assert want == pytest.approx(float(jv), rel=1e-12)

@@ -22,6 +22,8 @@ expands a tangent to the output's shape.
 ``apply`` is the one hot path.  With grad mode off and no dual level active it
 costs the kernel call plus a Tensor allocation.
 """
+import weakref
+
 import numpy as np
 
 from tensorplay._tensor import Tensor
@@ -145,6 +147,13 @@ def _propagate_tangent(op, inputs, out, params, state):
         tangent = tangent.to(out.dtype)
     out._tangent = tangent
     out._tangent_level = level
+    if tangent.grad_fn is not None:
+        # a recorded tangent may hold ``out`` (rules that read the output): a cycle
+        # out -> tangent -> its node -> out, broken when the level exits
+        state.fw_cycles.append(_weakref(out))
+
+
+_weakref = weakref.ref
 
 
 def sum_to_shape(g, shape):

@@ -7,6 +7,17 @@ primitive propagates tangents through its registered JVP rule inside
 forward mode AD is not supported"); leaving it drops every tangent made at it
 (lazily: a tangent whose level is not the active one is ignored).
 
+With a reverse graph recorded inside a level (create_graph, or a function that
+calls ``grad``), a JVP rule that reads its op's output makes a reference cycle:
+``out -> out._tangent -> the tangent's grad_fn -> saved out`` (and the output's
+node keeps the tangent too, ``Node.out_tangent``).  Without the garbage
+collector -- or between its passes, which count objects, not bytes -- each cycle
+keeps its arrays alive (1.4 GB over 40 jvp calls on 1M float64).  So ``apply``
+notes such outputs (weak references, ``STATE.fw_cycles``) and leaving the level
+clears their tangents, which are dead by then: PyTorch's forward-AD levels clear
+the forward gradients of their tensors on exit the same way.  Until the level
+exits, such a tensor lives on after its last reference is dropped.
+
 JVP rules run with tangent propagation switched off (no tangents of tangents) and
 grad mode as the caller set it, so reverse-over-forward works.
 """
@@ -35,6 +46,7 @@ def enter_dual_level():
         raise RuntimeError("Nested forward mode AD is not supported: a dual level is "
                            "already active; exit it first.")
     STATE.fw_level = next(_level_ids)
+    STATE.fw_cycles = []
     return STATE.fw_level
 
 
@@ -47,7 +59,18 @@ def exit_dual_level(*, level=None):
     if STATE.fw_level is None or (level is not None and level != STATE.fw_level):
         raise RuntimeError(f"exit_dual_level(): level {level} is not the active dual level "
                            f"({STATE.fw_level})")
+    lvl, refs = STATE.fw_level, STATE.fw_cycles
     STATE.fw_level = None
+    STATE.fw_cycles = None
+    for ref in refs:
+        t = ref()
+        if t is None or t._tangent_level != lvl:
+            continue
+        t._tangent = None
+        t._tangent_level = None
+        node = t.grad_fn
+        if node is not None and node.out_tangent is not None and node.out_tangent[1] == lvl:
+            node.out_tangent = None
 
 
 class dual_level:

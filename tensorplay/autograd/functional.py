@@ -7,7 +7,7 @@ import threading
 
 from tensorplay.autograd import _forward as fw
 from tensorplay.autograd import grad as _grad
-from tensorplay.autograd.grad_mode import STATE, enable_grad, no_grad
+from tensorplay.autograd.grad_mode import enable_grad, no_grad
 
 __all__ = ["jvp", "NeedsReverseGraph"]
 
@@ -181,59 +181,14 @@ def _jvp_forward(func, inputs, v, create_graph):
 
 
 def _forward_pass(func, inputs, v):
-    with fw.dual_level() as level:
+    with fw.dual_level():
         duals = tuple(fw.make_dual(inp, vi) for inp, vi in zip(inputs, v))
         raw = func(*duals)
         is_outputs_tuple, outputs = _as_tuple(raw, "outputs", "jvp")
         unpacked = [fw.unpack_dual(o) for o in outputs]
     outputs = tuple(u.primal for u in unpacked)
     jvps = [u.tangent for u in unpacked]
-    if STATE.grad_enabled:
-        _drop_tangents(outputs + tuple(j for j in jvps if j is not None) + duals, level,
-                       stop={id(i.grad_fn) for i in inputs if i.grad_fn is not None})
     return is_outputs_tuple, outputs, jvps
-
-
-def _drop_tangents(roots, level, stop):
-    """Clear the tangents of ``level`` (which has been exited) from every tensor and
-    node reachable from ``roots`` through the reverse graph.
-
-    With a reverse graph recorded, forward mode makes a reference cycle per op
-    whose JVP rule reads the output: ``out -> out._tangent -> its grad_fn ->
-    saved out``, and ``out.grad_fn.out_tangent`` -> the same tangent when the
-    VJP saves the output.  Without the garbage collector (or between its passes,
-    which count objects, not bytes) each cycle keeps its arrays alive: 1.4 GB
-    over 40 calls on 1M float64 elements.  Once the level is exited these
-    tangents are dead anyway (a tangent counts only at its own level), so
-    dropping them breaks the cycles and leaves the results unchanged.  ``stop``
-    holds the ids of the nodes behind the inputs (history from before the call,
-    with ``create_graph``): nothing there carries this level's tangents, so the
-    walk does not go on into it.  Tensors the function made and dropped before
-    returning, off the path to its outputs, are not reached: their cycles are
-    left to the garbage collector."""
-    from tensorplay._tensor import Tensor
-    from tensorplay.autograd.graph import Node
-    seen = set(stop)
-    todo = list(roots)
-    while todo:
-        obj = todo.pop()
-        if obj is None or id(obj) in seen:
-            continue
-        seen.add(id(obj))
-        if isinstance(obj, Tensor):
-            if obj._tangent_level == level:
-                todo.append(obj._tangent)
-                obj._tangent = None
-                obj._tangent_level = None
-            todo.append(obj.grad_fn)
-        elif isinstance(obj, Node):
-            ot = obj.out_tangent
-            if ot is not None and ot[1] == level:
-                todo.append(ot[0])
-                obj.out_tangent = None
-            todo.extend(obj.next_edges)
-            if obj.saved is not None:
-                todo.extend(obj.saved)
 
 
 def _jvp_reversed(func, inputs, v, create_graph):

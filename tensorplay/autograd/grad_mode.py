@@ -16,6 +16,8 @@ class _State(threading.local):
         self.grad_enabled = True   # record graph nodes for reverse mode
         self.fw_level = None       # id of the active dual level, or None
         self.fw_rule = False       # True while a JVP rule runs (no tangents of tangents)
+        self.fw_cycles = None      # weak refs to this level's outputs whose tangent has
+        #                            a grad_fn (possible cycles; _forward.py breaks them)
 
 
 STATE = _State()
