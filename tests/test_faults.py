@@ -140,3 +140,46 @@ def test_nll_loss_sum_and_its_derivatives(dtype):
     _, jv = jvp(lambda a: tp.nn.functional.nll_loss(a, t, reduction="sum"),
                 x.detach(), tp.tensor(v, dtype=dtype), mode="forward")
     assert float(jv) == pytest.approx(-v[np.arange(6), target].sum(), rel=tol)
+
+
+# ---------------------------------------------------------------- backward into .grad
+def test_concurrent_backward_into_one_leaf_loses_nothing():
+    # Hogwild-style: threads with graphs of their own, one shared leaf.  The
+    # accumulation used to race (numpy's add releases the GIL), losing updates.
+    import threading
+    x = tp.ones(1000, 1000, requires_grad=True)
+    w = tp.ones(256, 256, requires_grad=True)
+
+    def work():
+        for _ in range(25):
+            (x * 2.0).sum().backward()
+            (tp.ones(8, 256) @ w).sum().backward()
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    np.testing.assert_array_equal(x.grad.numpy(), np.full((1000, 1000), 200.0))
+    np.testing.assert_array_equal(w.grad.numpy(), np.full((256, 256), 800.0))
+
+
+def test_backward_into_a_tensor_listed_twice_counts_it_once():
+    x = tp.tensor([1.0, 2.0], requires_grad=True)
+    (x * x).sum().backward(inputs=[x, x])
+    np.testing.assert_array_equal(x.grad.numpy(), [2.0, 4.0])
+    h = x * 3
+    x.grad = None
+    (h * h).sum().backward(inputs=[h, h, x])
+    np.testing.assert_array_equal(h.grad.numpy(), [6.0, 12.0])       # 2h
+    np.testing.assert_array_equal(x.grad.numpy(), [18.0, 36.0])      # 18x
+
+
+def test_a_leaf_that_stopped_requiring_grad_gets_no_grad():
+    w = tp.tensor([1.0, 2.0], requires_grad=True)
+    v = tp.tensor([1.0, 1.0], requires_grad=True)
+    h = w * 3 + v
+    w.requires_grad_(False)
+    h.sum().backward()
+    assert w.grad is None                                   # PyTorch leaves it None
+    np.testing.assert_array_equal(v.grad.numpy(), [1.0, 1.0])

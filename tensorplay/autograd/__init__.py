@@ -4,6 +4,8 @@
 Semantics follow ``torch.autograd``.  The engine is ``autograd/graph.py``; the
 per-primitive rules live in the registry (``tensorplay/_ops``).
 """
+import threading
+
 import numpy as np
 
 from tensorplay.autograd.grad_mode import (enable_grad, is_grad_enabled, no_grad,
@@ -245,13 +247,17 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
         for i, t in enumerate(inputs):
             if not t._requires_grad:
                 raise _no_grad_error(f"backward(): inputs[{i}] does not require grad")
+        # a tensor listed twice gets its gradient once (PyTorch)
+        inputs = tuple({id(t): t for t in inputs}.values())
         keys = [_key(t) for t in inputs]
     else:
         keys = None
     found = run_backward([_key(t) for t in roots], root_grads, keys,
                          retain_graph=retain_graph, create_graph=create_graph)
     if inputs is None:
-        targets = list(found.values())     # every leaf reached, keyed by the leaf itself
+        # every leaf reached, keyed by the leaf itself; a leaf whose requires_grad
+        # was switched off after the graph was built gets nothing (PyTorch)
+        targets = [(t, g) for t, g in found.values() if t._requires_grad]
     else:
         targets = [(t, found[id(_key(t))][1] if id(_key(t)) in found else None)
                    for t in inputs]
@@ -264,12 +270,25 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
         _accumulate_grad(t, g, create_graph)
 
 
+_ACCUMULATE_LOCK = threading.Lock()
+
+
 def _accumulate_grad(t, g, create_graph):
     """``t.grad += g`` as PyTorch's AccumulateGrad: in place when the graph is not
     kept (references to ``t.grad``, e.g. an optimiser's, stay current), a new
-    differentiable sum when it is."""
+    differentiable sum when it is.
+
+    Under a lock: threads running ``backward()`` into one leaf (Hogwild-style
+    training) would otherwise both see no ``.grad`` and keep one, or add into the
+    same buffer at once (numpy releases the GIL) and lose updates.  PyTorch takes
+    a per-leaf lock; one lock for all leaves is simpler and the sums are short."""
     if g._data.dtype != t._data.dtype:
         g = g.to(t.dtype)
+    with _ACCUMULATE_LOCK:
+        _accumulate_locked(t, g, create_graph)
+
+
+def _accumulate_locked(t, g, create_graph):
     old = t._grad
     if old is None:
         # a private copy: g may share storage with another leaf's gradient (add's
