@@ -19,6 +19,8 @@ What it does:
    prints the largest difference between the two and the time each took.
 """
 import argparse
+import math
+import sys
 import time
 from pathlib import Path
 
@@ -101,6 +103,10 @@ def train(params, x_tr, y_tr, epochs, batch_size, lr, seed):
             grads = tp.autograd.grad(loss, params)
             opt.step(grads)
             losses.append(loss.item())
+            if not math.isfinite(losses[-1]):
+                raise FloatingPointError(
+                    f"the training loss became {losses[-1]} at step {len(losses)} "
+                    f"(learning rate {lr}); try a smaller --lr")
         bar.set_postfix(loss=f"{np.mean(losses[-(n // batch_size):]):.4f}")
     return losses
 
@@ -160,13 +166,23 @@ def main(argv=None):
     args = p.parse_args(argv)
     if args.epochs < 1 or not 1 <= args.batch_size <= 1347:
         p.error("--epochs must be positive and --batch-size in [1, 1347] (the train split)")
+    if not (math.isfinite(args.lr) and args.lr > 0):
+        p.error(f"--lr must be a positive number, got {args.lr}")
+    if args.seed < 0:
+        p.error(f"--seed must be non-negative, got {args.seed}")
+    out_dir = Path(args.out).resolve().parent
+    if not out_dir.is_dir():        # before training, not after it
+        p.error(f"--out: the directory {out_dir} does not exist")
 
     t_start = time.perf_counter()
     tp.manual_seed(args.seed)
     x_tr, y_tr, x_te, y_te = load_data(args.seed)
     print(f"digits: {x_tr.shape[0]} train / {x_te.shape[0]} test images of 8x8 pixels")
     params = init_params()
-    losses = train(params, x_tr, y_tr, args.epochs, args.batch_size, args.lr, args.seed)
+    try:
+        losses = train(params, x_tr, y_tr, args.epochs, args.batch_size, args.lr, args.seed)
+    except FloatingPointError as e:
+        sys.exit(f"error: {e}")
     train_acc, test_acc = accuracy(params, x_tr, y_tr), accuracy(params, x_te, y_te)
     print(f"train accuracy: {train_acc:.4f}")
     print(f"test accuracy:  {test_acc:.4f}")
