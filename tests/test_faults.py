@@ -183,3 +183,43 @@ def test_a_leaf_that_stopped_requiring_grad_gets_no_grad():
     h.sum().backward()
     assert w.grad is None                                   # PyTorch leaves it None
     np.testing.assert_array_equal(v.grad.numpy(), [1.0, 1.0])
+
+
+def test_a_saved_tensor_detached_in_place_raises():
+    x = tp.tensor([1.0, 2.0], requires_grad=True)
+    w = tp.tensor([3.0, 4.0], requires_grad=True)
+    y = x.exp()
+    z = (y * w).sum()             # mul saves y for w's gradient
+    y.detach_()
+    with pytest.raises(RuntimeError, match="detached in-place"):
+        z.backward()
+
+
+# ---------------------------------------------------------------- functional
+def test_jvp_refuses_bool_outputs_and_non_callables():
+    from tensorplay.autograd.functional import jvp
+    for mode in ("forward", "reversed"):
+        with pytest.raises(RuntimeError, match="output 0 .*bool"):
+            jvp(lambda a: a > 1, tp.ones(2), tp.ones(2), mode=mode)
+    with pytest.raises(TypeError, match="jvp\\(\\): func must be callable, got NoneType"):
+        jvp(None, tp.ones(2), tp.ones(2))
+    with pytest.raises(TypeError, match="gradcheck\\(\\): inputs must be a Tensor"):
+        tp.autograd.gradcheck(lambda a: a, None)
+    with pytest.raises(TypeError, match="gradcheck\\(\\): func must be callable"):
+        tp.autograd.gradcheck(None, tp.ones(2, dtype=tp.float64, requires_grad=True))
+
+
+@pytest.mark.parametrize("mode", ["forward", "reversed"])
+def test_jvp_results_are_writable_in_both_modes(mode):
+    from tensorplay.autograd.functional import jvp
+    # the output tangent of a broadcast is an expanded (read-only) view inside
+    _, j = jvp(lambda a: a + tp.zeros(3, 2), tp.ones(2), tp.ones(2), mode=mode)
+    j.mul_(2)
+    np.testing.assert_array_equal(j.numpy(), np.full((3, 2), 2.0))
+
+
+def test_batched_grad_of_an_empty_batch_is_an_empty_batch():
+    x = tp.randn(3, requires_grad=True)
+    y = (x * 2).sum()
+    g, = tp.autograd.grad(y, x, grad_outputs=tp.zeros(0), is_grads_batched=True)
+    assert g.shape == (0, 3) and g.dtype == x.dtype

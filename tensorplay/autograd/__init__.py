@@ -190,6 +190,10 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         results = []
         for j in range(len(inputs)):
             col = [p[j] for p in per]
+            if n == 0:          # an empty batch: an empty batch of gradients
+                results.append(zeros_like(inputs[j]).unsqueeze(0).expand(
+                    (0,) + tuple(inputs[j].shape)).clone())
+                continue
             results.append(None if all(c is None for c in col) else
                            stack([c if c is not None else zeros_like(inputs[j])
                                   for c in col], 0))

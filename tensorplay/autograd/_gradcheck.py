@@ -91,6 +91,20 @@ def _analytical_jvp(func, inputs, diff_idx, outputs_like):
     return jac
 
 
+def _check_args(func, inputs, op):
+    """``inputs`` as a tuple; TypeError for a func that is not callable or inputs
+    that are neither a Tensor nor a sequence."""
+    from tensorplay._tensor import Tensor
+    if not callable(func):
+        raise TypeError(f"{op}(): func must be callable, got {type(func).__name__}")
+    if isinstance(inputs, Tensor):
+        return (inputs,)
+    if not isinstance(inputs, (tuple, list)):
+        raise TypeError(f"{op}(): inputs must be a Tensor or a tuple of Tensors, got "
+                        f"{type(inputs).__name__}")
+    return tuple(inputs)
+
+
 def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True,
               check_forward_ad=False, check_backward_ad=True):
     """Check gradients of ``func`` at ``inputs`` against central finite differences.
@@ -112,10 +126,11 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
         GradcheckError: a mismatch (with ``raise_exception``); the message shows the
             numerical and analytical Jacobians (rows: output entries, columns: input
             entries).
-        ValueError: no input requires grad.
+        ValueError: no input requires grad.  TypeError: a func that is not
+            callable, inputs that are not a Tensor or a tuple of Tensors.
     """
     from tensorplay._tensor import Tensor
-    inputs = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
+    inputs = _check_args(func, inputs, "gradcheck")
     diff_idx = [i for i, t in enumerate(inputs) if isinstance(t, Tensor) and t._requires_grad]
     if not diff_idx:
         raise ValueError("gradcheck(): at least one input must require grad")
@@ -154,7 +169,7 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
     from tensorplay import autograd
     from tensorplay._creation import randn_like
     from tensorplay._tensor import Tensor
-    inputs = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
+    inputs = _check_args(func, inputs, "gradgradcheck")
     outs = _outputs_tuple(func(*inputs))
     if grad_outputs is None:
         grad_outputs = tuple(randn_like(o).requires_grad_() for o in outs)

@@ -96,10 +96,11 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False, mode="reversed")
 
     Raises:
         ValueError: an unknown ``mode``.
-        TypeError: non-Tensor inputs, ``v`` or outputs.
+        TypeError: a ``func`` that is not callable; non-Tensor inputs, ``v`` or
+            outputs.
         RuntimeError: a ``v`` of the wrong length or shape, ``v=None`` with more than
-            one input element, non-floating inputs, or (``strict``) an output
-            independent of the inputs.
+            one input element, non-floating inputs or outputs, or (``strict``) an
+            output independent of the inputs.
 
     Example:
         >>> def exp_reducer(x):
@@ -110,6 +111,8 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False, mode="reversed")
     """
     if mode not in ("reversed", "forward"):
         raise ValueError(f"jvp(): mode must be 'reversed' or 'forward', got {mode!r}")
+    if not callable(func):
+        raise TypeError(f"jvp(): func must be callable, got {type(func).__name__}")
     _, inputs = _as_tuple(inputs, "inputs", "jvp")   # result structure follows the outputs
     for i, t in enumerate(inputs):
         if t._data.dtype.kind != "f":
@@ -138,6 +141,12 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False, mode="reversed")
     from tensorplay._creation import zeros_like
     result = []
     for i, (out, j) in enumerate(zip(outputs, jvps)):
+        if out._data.dtype.kind != "f":
+            raise RuntimeError(f"jvp(): output {i} of the user-provided function is a "
+                               f"{out.dtype} tensor; only floating point outputs have a "
+                               f"Jacobian-vector product")
+        if j is not None and not j._data.flags.writeable:
+            j = j.clone()       # an expanded tangent: give the caller its own storage
         if j is None:
             if strict:
                 raise RuntimeError(f"jvp(): output {i} of the user-provided function is "

@@ -125,6 +125,7 @@ class Node:
         if op.save_inputs:
             inputs = self.saved
             versions = self.versions
+            edges = self.next_edges
             for i in range(len(inputs)):
                 t, v = inputs[i], versions[i]
                 if t._version[0] != v:
@@ -132,6 +133,12 @@ class Node:
                         f"one of the variables needed for gradient computation has been "
                         f"modified by an inplace operation: input {i} of {op.node_name} "
                         f"is at version {t._version[0]}; expected version {v} instead.")
+                e = edges[i]
+                if e is not None and type(e) is Node and t.grad_fn is not e:
+                    raise RuntimeError(
+                        f"Trying to use a saved tensor that has been detached in-place, "
+                        f"i.e. with .detach_(): input {i} of {op.node_name}. If you need "
+                        f"the detached value, use the out-of-place .detach() instead.")
         else:
             inputs = [_Meta(s, d) for s, d in self.in_meta]
         out = None
