@@ -223,3 +223,15 @@ def test_batched_grad_of_an_empty_batch_is_an_empty_batch():
     y = (x * 2).sum()
     g, = tp.autograd.grad(y, x, grad_outputs=tp.zeros(0), is_grads_batched=True)
     assert g.shape == (0, 3) and g.dtype == x.dtype
+
+
+def test_backward_refuses_to_broadcast_into_a_stale_grad():
+    x = tp.ones(3, requires_grad=True)
+    (x * 2).sum().backward()
+    x.data = tp.ones(1)                   # another shape after the last backward
+    with pytest.raises(RuntimeError, match=r"shape \[1\] .* \.grad has shape \[3\]"):
+        (x * 2).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [2.0, 2.0, 2.0])     # untouched
+    x.grad = None
+    (x * 2).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [2.0])

@@ -294,6 +294,12 @@ def _accumulate_grad(t, g, create_graph):
 
 def _accumulate_locked(t, g, create_graph):
     old = t._grad
+    if old is not None and old._data.shape != g._data.shape:
+        # e.g. ``x.data`` was given another shape after the last backward: adding
+        # would broadcast into (or fail on) the stale .grad
+        raise RuntimeError(f"backward(): the gradient has shape {list(g.shape)} but the "
+                           f"tensor's existing .grad has shape {list(old.shape)}; set "
+                           f".grad = None after changing the tensor's shape")
     if old is None:
         # a private copy: g may share storage with another leaf's gradient (add's
         # VJP passes g through to both inputs) or with the caller's grad_tensors;
