@@ -235,3 +235,26 @@ def test_backward_refuses_to_broadcast_into_a_stale_grad():
     x.grad = None
     (x * 2).sum().backward()
     np.testing.assert_array_equal(x.grad.numpy(), [2.0])
+
+
+# ---------------------------------------------------------------- broadcast views
+def test_sum_of_a_huge_broadcast_view_allocates_nothing():
+    # materialising this expand() would take 256 GiB
+    assert float(tp.ones(1).expand(2 ** 36).sum()) == 2.0 ** 36
+    assert float(tp.full((1,), 0.5, dtype=tp.float64).expand(2 ** 40).mean()) == 0.5
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64])
+@pytest.mark.parametrize("dim", [None, 0, 1, 2, (0, 1), (1, 2), (0, 2)])
+@pytest.mark.parametrize("keepdim", [False, True])
+def test_reductions_of_broadcast_views_match_numpy(dtype, dim, keepdim):
+    a = np.random.default_rng(0).uniform(-2, 2, (3, 1, 4)).astype(dtype)
+    big = np.broadcast_to(a.astype(np.float64) if dtype != np.int64 else a, (3, 5, 4))
+    x = tp.tensor(a).expand(3, 5, 4)      # reference: the float64 sum of the copy
+    got = x.sum(dim=dim, keepdim=keepdim).numpy()
+    want = big.sum(axis=dim, keepdims=keepdim)
+    assert got.shape == want.shape and got.flags.writeable
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+    if dtype != np.int64:
+        np.testing.assert_allclose(x.mean(dim=dim, keepdim=keepdim).numpy(),
+                                   big.mean(axis=dim, keepdims=keepdim), rtol=1e-6)

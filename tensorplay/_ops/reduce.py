@@ -24,6 +24,36 @@ def _kept_shape(shape, dims):
 
 
 def _sum_array(x, dims, keepdim):
+    if 0 in x.strides and x.size:
+        return _sum_broadcast(x, dims, keepdim)
+    return _sum_plain(x, dims, keepdim)
+
+
+def _sum_broadcast(x, dims, keepdim):
+    """The sum of a broadcast view (stride-0 dims) without materialising it: each
+    stride-0 dim is summed as one slice, times its size when it is reduced, and
+    broadcast back when it is kept.  (``tp.ones(1).expand(2**36).sum()`` would
+    otherwise ask for 256 GiB; PyTorch computes it without allocating.)"""
+    key = []
+    factor = 1
+    for i, (n, st) in enumerate(zip(x.shape, x.strides)):
+        if st == 0 and n > 1:
+            key.append(slice(0, 1))
+            if i in dims:
+                factor *= n
+        else:
+            key.append(slice(None))
+    out = _sum_plain(x[tuple(key)], dims, keepdim)
+    if factor != 1:
+        out = np.multiply(out, factor, out=out, casting="unsafe")
+    want = _kept_shape(x.shape, dims) if keepdim else \
+        tuple(n for i, n in enumerate(x.shape) if i not in dims)
+    if out.shape != want:
+        out = np.broadcast_to(out, want).copy()
+    return out
+
+
+def _sum_plain(x, dims, keepdim):
     shape = x.shape
     if x.dtype.kind != "f":
         return np.asarray(np.sum(x, axis=dims, keepdims=keepdim, dtype=np.int64))
