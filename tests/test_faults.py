@@ -258,3 +258,18 @@ def test_reductions_of_broadcast_views_match_numpy(dtype, dim, keepdim):
     if dtype != np.int64:
         np.testing.assert_allclose(x.mean(dim=dim, keepdim=keepdim).numpy(),
                                    big.mean(axis=dim, keepdims=keepdim), rtol=1e-6)
+
+
+def test_every_kernel_that_reads_indices_checks_them():
+    # The rule of tensorplay/_kernels/_index.pxd, kept as kernels are added: a
+    # kernel source that takes an integer index array must use _bad_index.
+    import pathlib
+    import re
+    kernels = pathlib.Path(tp.__file__).parent / "_kernels"
+    pointer = re.compile(r"\b(?:cnp\.)?(?:u?int(?:32|64)_t|intp_t)\s*\*")   # index dtypes
+    for src in sorted(kernels.glob("*.pyx*")):
+        if src.name.endswith(".pyx") and src.with_name(src.name + ".tp").exists():
+            continue                          # generated from the template beside it
+        text = src.read_text()
+        if pointer.search(text):
+            assert "_bad_index" in text, f"{src.name} reads an index array without _bad_index"
