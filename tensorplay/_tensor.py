@@ -226,7 +226,12 @@ class Tensor(_TensorBase):
 
     # ------------------------------------------------------------ conversion
     def numpy(self):
-        """The storage as an ndarray, sharing memory.
+        """The elements as an ndarray that shares memory with the tensor.
+
+        A fresh ndarray *view* of the storage, never the storage object itself:
+        writes to its elements show in the tensor (as in PyTorch), but assigning to
+        its ``shape``, ``dtype`` or ``strides`` changes only the returned array.
+        A read-only tensor (an ``expand()`` view, say) gives a read-only array.
 
         Raises:
             RuntimeError: when the tensor requires grad and grad mode is on (use
@@ -235,18 +240,25 @@ class Tensor(_TensorBase):
         if self._requires_grad and STATE.grad_enabled:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. "
                                "Use tensor.detach().numpy() instead.")
-        return self._data
+        return self._data.view()
 
     def __array__(self, dtype=None, copy=None):
+        """``np.asarray(t)``: a view of the storage (as ``numpy()``), or a copy/cast
+        when ``dtype``/``copy`` ask for one.
+
+        Raises:
+            RuntimeError: when the tensor requires grad.
+        """
         if self._requires_grad:
             raise RuntimeError("Can't convert a Tensor that requires grad to a numpy array. "
                                "Use tensor.detach().numpy() instead.")
         arr = self._data
         if dtype is not None:
-            arr = arr.astype(dtype, copy=builtins.bool(copy))
-        elif copy:
-            arr = arr.copy()
-        return arr
+            out = arr.astype(dtype, copy=builtins.bool(copy))
+            return out.view() if out is arr else out     # no cast needed: still a view
+        if copy:
+            return arr.copy()
+        return arr.view()
 
     def item(self):
         """The value of a one-element tensor as a Python number.
