@@ -7,6 +7,7 @@ base (DESIGN.md, fixed point 1).  In-place ops bump the counter, and the backwar
 of an op that saved a since-modified tensor raises.
 """
 import builtins
+import math
 
 import numpy as np
 
@@ -586,67 +587,135 @@ def _no_grad_ctx():
 
 
 # ---------------------------------------------------------------- repr
-def _element_format(arr):
-    """A function formatting one element the way PyTorch's ``_Formatter`` does.
+# PyTorch's default print options (torch.set_printoptions): tensors with more than
+# _THRESHOLD elements are summarised to _EDGEITEMS items at each end of every long
+# dim; lines wrap at _LINEWIDTH; floats show _PRECISION decimals.
+_THRESHOLD, _EDGEITEMS, _LINEWIDTH, _PRECISION = 1000, 3, 80, 4
 
-    Floats: ``1.`` style when every finite value is integral, ``0.1235`` (4
-    decimals) otherwise, and ``1.2346e+05`` when the magnitudes span more than
-    1000x, exceed 1e8 or (non-integral) go below 1e-4.
+
+def _summary(arr):
+    """``(shown, cut)``: the elements ``repr`` shows, and which dims were cut.
+
+    Up to ``_THRESHOLD`` elements everything is shown.  Above it, each dim longer
+    than ``2 * _EDGEITEMS`` keeps its first and last ``_EDGEITEMS`` entries
+    (PyTorch's ``get_summarized_data``), gathered in one fancy-indexing step, so
+    only the shown elements are ever read: a 10^8-element tensor costs what a
+    6x6 one does, whatever its strides (an ``expand()`` view included).
     """
-    kind = arr.dtype.kind
-    if kind == "b":
-        return lambda v: "True" if v else "False"
-    if kind != "f":
-        return lambda v: str(int(v))
-    finite = arr[np.isfinite(arr)].astype(np.float64)
-    nonzero = np.abs(finite[finite != 0])
-    int_mode = finite.size == 0 or builtins.bool(np.all(finite == np.ceil(finite)))
-    sci = False
-    if nonzero.size:
-        hi, lo = nonzero.max(), nonzero.min()
-        sci = hi / lo > 1000.0 or hi > 1.0e8 or (not int_mode and lo < 1.0e-4)
-    if sci:
-        spec = "{:.4e}"
-    elif int_mode:
-        spec = "{:.0f}."
-    else:
-        spec = "{:.4f}"
+    if arr.size <= _THRESHOLD:
+        return arr, (False,) * arr.ndim
+    e = _EDGEITEMS
+    index, cut = [], []
+    for n in arr.shape:
+        if n > 2 * e:
+            index.append(np.concatenate((np.arange(e), np.arange(n - e, n))))
+            cut.append(True)
+        else:
+            index.append(np.arange(n))
+            cut.append(False)
+    return arr[np.ix_(*index)], tuple(cut)
 
-    def fmt(v):
-        if np.isnan(v):
-            return "nan"
-        if np.isinf(v):
-            return "inf" if v > 0 else "-inf"
-        return spec.format(float(v))
-    return fmt
+
+def _element_format(values, kind):
+    """``(fmt, width)`` for the Python numbers ``values`` (the shown elements) of an
+    array of numpy dtype kind ``kind``, following PyTorch's ``_Formatter``.
+
+    Floats: ``1.`` style when every nonzero finite value is integral, ``0.1235``
+    (_PRECISION decimals) otherwise, and ``1.2346e+05`` when the nonzero finite
+    magnitudes span more than 1000x, exceed 1e8 or (non-integral) go below 1e-4.
+    The column width is that of the widest nonzero finite value (at least 1);
+    nan and inf are formatted by Python (``nan``, ``inf``, ``-inf``).
+    """
+    if kind == "b":
+        strs = ["True" if v else "False" for v in values]
+        return (lambda v: "True" if v else "False"), max(map(len, strs), default=1)
+    if kind != "f":
+        return str, max(max(map(len, map(str, values)), default=1), 1)
+    nonzero = [v for v in values if v != 0 and math.isfinite(v)]
+    if not nonzero:
+        return _float_fmt("int"), 1
+    mags = [abs(v) for v in nonzero]
+    hi, lo = max(mags), min(mags)
+    int_mode = all(v == math.ceil(v) for v in nonzero)
+    if hi / lo > 1000.0 or hi > 1.0e8 or (not int_mode and lo < 1.0e-4):
+        mode = "sci"
+    else:
+        mode = "int" if int_mode else "fixed"
+    fmt = _float_fmt(mode)
+    return fmt, max(len(fmt(v)) for v in nonzero)
+
+
+def _float_fmt(mode):
+    p = _PRECISION
+    if mode == "sci":
+        return lambda v: f"{v:.{p}e}"
+    if mode == "fixed":
+        return lambda v: f"{v:.{p}f}"
+    return lambda v: f"{v:.0f}." if math.isfinite(v) else f"{v:.0f}"
+
+
+def _nested_str(values, ndim, cut, indent, fmt, width):
+    """The bracketed text of the nested lists ``values`` (``ndim`` >= 1 levels), with
+    `` ...`` / ``...`` where ``cut`` says a dim was summarised (PyTorch's layout:
+    vectors wrap at _LINEWIDTH, rows of an n-d tensor are separated by n-1 newlines)."""
+    e = _EDGEITEMS
+    if ndim == 1:
+        items = [fmt(v).rjust(width) for v in values]
+        if cut[0]:
+            items[e:e] = [" ..."]
+        per_line = max(1, (_LINEWIDTH - indent) // (width + 2))
+        lines = [", ".join(items[i:i + per_line]) for i in range(0, len(items), per_line)]
+        return "[" + (",\n" + " " * (indent + 1)).join(lines) + "]"
+    parts = [_nested_str(v, ndim - 1, cut[1:], indent + 1, fmt, width) for v in values]
+    if cut[0]:
+        parts[e:e] = ["..."]
+    return "[" + ("," + "\n" * (ndim - 1) + " " * (indent + 1)).join(parts) + "]"
 
 
 def _format(t):
+    """``repr(t)`` in PyTorch's format: ``tensor([...], dtype=..., requires_grad=True)``
+    or ``grad_fn=<...>``, summarised above _THRESHOLD elements (see ``_summary``)."""
     arr = t._data
-    fmt = _element_format(arr)
-    shown = arr if arr.size <= 1000 else np.concatenate(
-        [arr.reshape(-1)[:3], arr.reshape(-1)[-3:]])
-    shown = shown.reshape(-1)
-    if arr.dtype.kind == "f":      # PyTorch sizes columns by the nonzero finite values
-        shown = shown[np.isfinite(shown) & (shown != 0)]
-    width = max((len(fmt(v)) for v in shown), default=0)
-    body = np.array2string(arr, separator=", ", prefix="tensor(", threshold=1000,
-                           edgeitems=3, max_line_width=80,
-                           formatter={"all": lambda v: fmt(v).rjust(width)})
-    body = body.replace(", ..., ", ",  ..., ")
-    extras = []
+    prefix = "tensor("
+    indent = len(prefix)
     d = t.dtype
-    if arr.size == 0 and arr.ndim != 1:
-        extras.append(f"size={tuple(arr.shape)}")
-    if d is not _dtype.int64 and d is not _dtype.bool and d is not _dtype.get_default_dtype():
-        extras.append(f"dtype={d!r}")
+    default = _dtype.get_default_dtype()
+    suffixes = []
+    if arr.size == 0:
+        body = "[]"
+        if arr.ndim != 1:
+            suffixes.append(f"size={tuple(arr.shape)}")
+        if d is not default:                # PyTorch names every non-default dtype here
+            suffixes.append(f"dtype={d!r}")
+    else:
+        shown, cut = _summary(arr)
+        values = shown.tolist()
+        flat = [values] if shown.ndim == 0 else shown.reshape(-1).tolist()
+        fmt, width = _element_format(flat, arr.dtype.kind)
+        if shown.ndim == 0:
+            body = fmt(values).rjust(width)
+        else:
+            body = _nested_str(values, shown.ndim, cut, indent, fmt, width)
+        if d is not default and d is not _dtype.int64 and d is not _dtype.bool:
+            suffixes.append(f"dtype={d!r}")
     if t.grad_fn is not None:
-        extras.append(f"grad_fn=<{t.grad_fn.name()}>")
+        suffixes.append(f"grad_fn=<{t.grad_fn.name()}>")
     elif t._requires_grad:
-        extras.append("requires_grad=True")
+        suffixes.append("requires_grad=True")
     if t._tangent is not None and t._tangent_level == STATE.fw_level:
-        extras.append("tangent=" + repr(t._tangent))
-    return "tensor(" + body + "".join(", " + e for e in extras) + ")"
+        suffixes.append("tangent=" + repr(t._tangent))
+    # suffixes go on the last line while it stays within _LINEWIDTH (PyTorch's
+    # _add_suffixes, including its line-length arithmetic)
+    out = [prefix + body]
+    last = len(out[0]) - out[0].rfind("\n") + 1
+    for sfx in suffixes:
+        if last + len(sfx) + 2 > _LINEWIDTH:
+            out.append(",\n" + " " * indent + sfx)
+            last = indent + len(sfx)
+        else:
+            out.append(", " + sfx)
+            last += len(sfx) + 2
+    return "".join(out) + ")"
 
 
 from tensorplay import _ops as _F  # noqa: E402  (circular: ops build on Tensor)
