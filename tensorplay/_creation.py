@@ -91,11 +91,14 @@ def _infer_dtype(data, op):
 
 
 def _to_array(data, dtype, op, copy):
+    """The storage for ``tensor``/``as_tensor``: a copy (``copy``), or ``data``'s own
+    memory when the dtype allows; ndarrays pass ``_dtype.check_ndarray`` first."""
     if isinstance(data, Tensor):
         arr = data._data
         d = _dtype.as_dtype(dtype, op) if dtype is not None else data.dtype
     elif isinstance(data, np.ndarray):
-        arr = data
+        # as_tensor shares memory when it can; another byte order has to be copied
+        arr = _dtype.check_ndarray(data, op, share=not copy and data.dtype.isnative)
         d = _dtype.as_dtype(dtype, op) if dtype is not None else \
             _dtype.from_numpy_dtype(arr.dtype, op)
     else:
@@ -105,17 +108,35 @@ def _to_array(data, dtype, op, copy):
             d = _dtype.from_numpy_dtype(data.dtype, op)
         else:
             d = _infer_dtype(data, op)
-        try:
-            arr = np.array(data, dtype=d.numpy)
-        except OverflowError:
-            raise RuntimeError(f"{op}(): a value in the data does not fit in {d}") from None
-        except (ValueError, TypeError) as e:
-            raise ValueError(f"{op}(): could not build a tensor from the data: {e}") from None
-        return arr
-    if arr.dtype.kind not in "biuf":
-        raise TypeError(f"{op}(): unsupported data of dtype {arr.dtype}")
-    return np.array(arr, dtype=d.numpy, copy=True) if copy else \
-        np.asarray(arr, dtype=d.numpy)
+        return _from_python(data, d, op)
+    if copy:
+        return np.array(arr, dtype=d.numpy, copy=True)
+    return arr if arr.dtype == d.numpy else arr.astype(d.numpy)
+
+
+def _from_python(data, d, op):
+    """Python numbers / nested lists as an ndarray of ``d``.  Floats bound for an
+    integer dtype are truncated toward zero; nan, inf and values out of the dtype's
+    range raise, as PyTorch's ``tensor`` does.  Floats out of a float dtype's range
+    become inf (PyTorch again)."""
+    try:
+        if d.numpy.kind in "iu":
+            arr = np.array(data)
+            if arr.dtype.kind == "f":
+                if not np.isfinite(arr).all():
+                    raise RuntimeError(f"{op}(): value {arr[~np.isfinite(arr)].flat[0]} cannot "
+                                       f"be converted to type {d} without overflow")
+                info = np.iinfo(d.numpy)
+                if arr.size and not (info.min - 1.0 < arr.min() and arr.max() < info.max + 1.0):
+                    raise RuntimeError(f"{op}(): a value in the data cannot be converted to "
+                                       f"type {d} without overflow")
+                return np.trunc(arr).astype(d.numpy)
+        with np.errstate(over="ignore"):
+            return np.array(data, dtype=d.numpy)
+    except OverflowError:
+        raise RuntimeError(f"{op}(): a value in the data does not fit in {d}") from None
+    except (ValueError, TypeError) as e:
+        raise ValueError(f"{op}(): could not build a tensor from the data: {e}") from None
 
 
 def tensor(data, *, dtype=None, requires_grad=False):
@@ -135,22 +156,40 @@ def tensor(data, *, dtype=None, requires_grad=False):
 
 
 def as_tensor(data, dtype=None):
-    """Like ``tensor`` but shares memory with an ndarray or Tensor when the dtype allows."""
+    """Like ``tensor`` but shares memory with an ndarray or Tensor when the dtype allows.
+
+    ndarrays are normalised as ``from_numpy`` describes, except that a non-native
+    byte order is converted (a copy) rather than refused.
+
+    Raises:
+        TypeError: unsupported element types or dtypes.
+    """
     if isinstance(data, Tensor) and (dtype is None or _dtype.as_dtype(dtype) is data.dtype):
         return data
     return _finish(_to_array(data, dtype, "as_tensor", copy=False), False, "as_tensor")
 
 
 def from_numpy(ndarray):
-    """A tensor sharing memory with ``ndarray`` (writes show through both ways).
+    """A tensor sharing memory with ``ndarray`` (element writes show through both ways).
+
+    The tensor keeps its own ndarray view of the memory: subclasses such as
+    ``np.matrix`` are stored as plain ndarrays, and later changes to the
+    caller's array's ``shape`` or ``strides`` do not reach the tensor.  A writable
+    array whose elements overlap in memory (zero strides from ``as_strided`` or
+    ``broadcast_to(...)`` made writable) gives a read-only tensor: in-place ops
+    raise RuntimeError (``clone()`` first) instead of losing writes.  Negative
+    strides are kept (PyTorch refuses them).  See ``_dtype.check_ndarray``.
 
     Raises:
-        TypeError: not an ndarray, or a dtype other than float32/float64/int64/int32/bool.
+        TypeError: not an ndarray, or a dtype other than float32/float64/int64/int32/
+            bool (structured, object, string, datetime and complex dtypes included).
+        ValueError: a non-native byte order (memory can't be shared), as PyTorch.
     """
     if not isinstance(ndarray, np.ndarray):
         raise TypeError(f"from_numpy(): expected an np.ndarray, got {type(ndarray).__name__}")
-    _dtype.from_numpy_dtype(ndarray.dtype, "from_numpy")
-    return Tensor._wrap(ndarray)
+    arr = _dtype.check_ndarray(ndarray, "from_numpy", share=True)
+    _dtype.from_numpy_dtype(arr.dtype, "from_numpy")
+    return Tensor._wrap(arr)
 
 
 def _size(size, op):

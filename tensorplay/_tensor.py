@@ -414,8 +414,9 @@ class Tensor(_TensorBase):
                                f"supported; use the out-of-place form.")
         if not self._data.flags.writeable:
             raise RuntimeError(
-                f"{name}(): the tensor is a read-only view (e.g. made by expand()); "
-                f"clone() it before writing to it.")
+                f"{name}(): the tensor's storage is read-only (a broadcast view made by "
+                f"expand(), a read-only ndarray, or an ndarray whose elements overlap in "
+                f"memory); clone() it before writing to it.")
 
     def _source(self, name, value):
         """The ndarray to write for ``value``: a Tensor (not in the graph, not dual),
@@ -430,7 +431,9 @@ class Tensor(_TensorBase):
             return value._data
         if isinstance(value, (builtins.bool, int, float, np.bool_, np.integer, np.floating)):
             return _checked_scalar(value, self._data.dtype, name)
-        if isinstance(value, (list, tuple, np.ndarray)):
+        if isinstance(value, np.ndarray):       # plain, native, numeric (or TypeError)
+            return _dtype.check_ndarray(value, name, share=False)
+        if isinstance(value, (list, tuple)):
             try:
                 arr = np.asarray(value)
             except ValueError as e:

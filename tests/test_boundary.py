@@ -19,6 +19,7 @@ import tensorplay as tp
 from tensorplay._ops.registry import REGISTRY
 
 F32, F64, I32, I64 = tp.float32, tp.float64, tp.int32, tp.int64
+pytestmark = pytest.mark.filterwarnings("ignore:the matrix subclass:PendingDeprecationWarning")
 
 
 # =====================================================================================
@@ -223,3 +224,143 @@ def test_repr_summarises_every_dtype(dtype):
     assert r.count("...") == 1 + 12 and r.count("...,\n") == 1
     assert len(r) < 1500
 
+
+
+# =====================================================================================
+# numpy inputs are normalised at the boundary
+# =====================================================================================
+def _matrix():
+    return np.matrix([[1.0, 2.0], [3.0, 4.0]])
+
+
+@pytest.mark.parametrize("make", [tp.from_numpy, tp.as_tensor, tp.tensor, tp.Tensor,
+                                  lambda a: tp.zeros((), dtype=F64) + a])
+def test_ndarray_subclass_becomes_plain_ndarray(make):
+    t = make(_matrix())
+    assert type(t._data) is np.ndarray
+    assert t.shape == (2, 2)
+    # np.matrix keeps two dims under reshape and indexing; a tensor must not
+    assert t.reshape(-1).shape == (4,) and t[0].shape == (2,) and t[0, 1].shape == ()
+    np.testing.assert_array_equal(t.reshape(-1).numpy(), [1.0, 2.0, 3.0, 4.0])
+
+
+def test_from_numpy_of_subclass_still_shares_memory():
+    m = _matrix()
+    t = tp.from_numpy(m)
+    m[0, 0] = -1.0
+    assert t[0, 0].item() == -1.0
+
+
+def test_setitem_with_matrix_value():
+    x = tp.zeros(3, dtype=F64)
+    x[:] = np.matrix([[1.0, 2.0, 3.0]])     # leading size-1 dim drops, as for ndarrays
+    np.testing.assert_array_equal(x.numpy(), [1.0, 2.0, 3.0])
+
+
+def test_masked_array_with_masked_values_is_refused():
+    with pytest.raises(TypeError, match="masked"):
+        tp.from_numpy(np.ma.array([1.0, 2.0], mask=[0, 1]))
+    t = tp.tensor(np.ma.array([1.0, 2.0]))               # nothing masked: plain data
+    np.testing.assert_array_equal(t.numpy(), [1.0, 2.0])
+
+
+_BAD_DTYPES = [
+    ("structured", lambda: np.zeros(2, dtype=[("a", "f8"), ("b", "i4")])),
+    ("object", lambda: np.array([1, 2], dtype=object)),
+    ("string", lambda: np.array(["a", "b"])),
+    ("bytes", lambda: np.array([b"a", b"b"])),
+    ("datetime", lambda: np.array(["2020-01-01", "2021-01-01"], dtype="datetime64[D]")),
+    ("timedelta", lambda: np.array([1, 2], dtype="timedelta64[s]")),
+    ("complex", lambda: np.array([1 + 2j, 3j])),
+]
+
+
+@pytest.mark.parametrize("kind, make", _BAD_DTYPES, ids=[k for k, _ in _BAD_DTYPES])
+@pytest.mark.parametrize("entry", ["tensor", "as_tensor", "from_numpy", "Tensor", "add",
+                                   "setitem", "copy_"])
+def test_non_numeric_dtypes_are_refused_naming_the_dtype(kind, make, entry):
+    a = make()
+    call = {"tensor": lambda: tp.tensor(a), "as_tensor": lambda: tp.as_tensor(a),
+            "from_numpy": lambda: tp.from_numpy(a), "Tensor": lambda: tp.Tensor(a),
+            "add": lambda: tp.zeros(2) + a, "setitem": lambda: tp.zeros(2).__setitem__(
+                slice(None), a), "copy_": lambda: tp.zeros(2).copy_(a)}[entry]
+    with pytest.raises(TypeError, match=re.escape(str(a.dtype))):
+        call()
+
+
+def test_pytorch_refuses_the_same_dtypes():
+    torch = pytest.importorskip("torch")
+    for kind, make in _BAD_DTYPES:
+        if kind != "complex":              # PyTorch has complex tensors; tensorplay not
+            with pytest.raises(TypeError):
+                torch.from_numpy(make())
+
+
+def test_non_native_byte_order():
+    be = np.arange(4.0, dtype=">f8")
+    for make in (tp.tensor, tp.as_tensor, lambda a: tp.zeros(4, dtype=F64) + a):
+        t = make(be)
+        assert t.dtype is F64 and t._data.dtype.isnative
+        np.testing.assert_array_equal(t.numpy(), [0.0, 1.0, 2.0, 3.0])
+    with pytest.raises(ValueError, match="byte order"):     # torch.from_numpy: ValueError
+        tp.from_numpy(be)
+    x = tp.zeros(4, dtype=I32)
+    x[:] = np.arange(4, dtype=">i4")
+    np.testing.assert_array_equal(x.numpy(), [0, 1, 2, 3])
+
+
+def test_from_numpy_keeps_its_own_array_object():
+    a = np.zeros(6)
+    t = tp.from_numpy(a)
+    a.shape = (2, 3)                        # the caller's metadata, not the tensor's
+    assert t.shape == (6,)
+    a[1, 2] = 4.0                           # but the memory is shared
+    assert t[5].item() == 4.0
+
+
+def _overlapping():
+    base = np.arange(3.0)
+    return base, np.lib.stride_tricks.as_strided(base, (3, 3), (8, 0))
+
+
+@pytest.mark.parametrize("make", [tp.from_numpy, tp.as_tensor])
+@pytest.mark.parametrize("write", [lambda t: t.add_(1.0), lambda t: t.mul_(2.0),
+                                   lambda t: t.fill_(1.0), lambda t: t.zero_(),
+                                   lambda t: t.copy_(tp.ones(3, 3, dtype=F64)),
+                                   lambda t: t.__setitem__((0, 0), 5.0),
+                                   lambda t: t[1].add_(1.0)])
+def test_self_overlapping_array_refuses_in_place_writes(make, write):
+    base, ov = _overlapping()
+    t = make(ov)
+    with pytest.raises(RuntimeError, match="overlap in memory"):
+        write(t)
+    np.testing.assert_array_equal(base, [0.0, 1.0, 2.0])       # nothing was written
+    assert ov.flags.writeable                                  # the caller's flag kept
+    c = t.clone().add_(1.0)                                    # the documented way out
+    np.testing.assert_array_equal(c.numpy(), np.repeat([[1.0], [2.0], [3.0]], 3, axis=1))
+
+
+def test_self_overlapping_array_is_read_through_and_copied_by_tensor():
+    base, ov = _overlapping()
+    t = tp.from_numpy(ov)
+    base[1] = 7.0
+    np.testing.assert_array_equal(t.numpy(), [[0.0] * 3, [7.0] * 3, [2.0] * 3])
+    u = tp.tensor(ov).add_(1.0)            # tensor() copies into dense storage
+    np.testing.assert_array_equal(u.numpy(), [[1.0] * 3, [8.0] * 3, [3.0] * 3])
+    np.testing.assert_array_equal(base, [0.0, 7.0, 2.0])
+
+
+@pytest.mark.parametrize("shape, strides, overlaps", [
+    ((3, 3), (8, 0), True), ((3, 3), (8, 8), True), ((4, 3), (16, 8), True),
+    ((3, 3), (24, 8), False), ((3, 3), (8, 24), False), ((2, 3), (-24, 8), False),
+    ((3, 2), (16, 48), False), ((5,), (0,), True), ((1, 4), (0, 8), False),
+])
+def test_overlap_detection(shape, strides, overlaps):
+    from tensorplay._dtype import _may_self_overlap
+    buf = np.zeros(64)
+    start = buf[32:] if strides[0] < 0 else buf
+    a = np.lib.stride_tricks.as_strided(start, shape, strides)
+    assert _may_self_overlap(a) == overlaps
+    # the reference: count the distinct addresses of the elements
+    offs = sum(np.indices(shape)[i] * strides[i] for i in range(len(shape))).ravel()
+    assert (len(set(offs.tolist())) < a.size) == overlaps
