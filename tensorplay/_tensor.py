@@ -497,30 +497,56 @@ class Tensor(_TensorBase):
         return self._inplace_binary("div_", _F.div, other)
 
     def zero_(self):
-        """In place: fill with zeros."""
+        """In place: fill with zeros.
+
+        Raises:
+            RuntimeError: a read-only tensor (an ``expand()`` view, a read-only or
+                self-overlapping ndarray), or one in the autograd graph.
+        """
         return self._write("zero_", np.zeros((), self._data.dtype))
 
     def fill_(self, value):
-        """In place: fill with the number ``value`` (or a one-element tensor).
+        """In place: fill with the number ``value`` (or a 0-d tensor, as PyTorch).
+
+        The value is checked for this tensor's dtype as ``tensorplay.full`` checks
+        it: integer tensors truncate floats toward zero and refuse nan, inf and
+        out-of-range values; float32 refuses finite values beyond its largest;
+        bool takes any number.
 
         Raises:
-            TypeError: a value that is not a number.
-            RuntimeError: a value an integer tensor cannot hold (overflow, nan, inf).
+            TypeError: a value that is not a real number (None, str, complex, list).
+            RuntimeError: a value the dtype cannot hold, a tensor value with dims, or a
+                tensor that cannot be written (see ``zero_``).
+            OverflowError: a Python int outside 64 bits (as PyTorch).
         """
         if isinstance(value, Tensor):
-            if value._data.size != 1:
+            if value._data.ndim != 0:
                 raise RuntimeError(f"fill_(): only supports 0-dimension value tensor but "
                                    f"got tensor with {value._data.ndim} dimensions")
             self._source("fill_", value)       # not in the graph, not dual
-            value = value._data.reshape(()).item()
+            value = value._data.item()
+        elif not isinstance(value, (builtins.bool, int, float, np.bool_, np.integer,
+                                    np.floating)):
+            raise TypeError(f"fill_(): argument 'value' must be a number or a 0-d Tensor, "
+                            f"not {type(value).__name__}")
         self._check_writable("fill_")
         return self._write("fill_", self._source("fill_", value))
 
     def copy_(self, src):
-        """In place: copy ``src`` (broadcast to self's shape, cast to self's dtype)."""
+        """In place: copy ``src`` (broadcast to self's shape, cast to self's dtype).
+
+        ``src`` may be a Tensor, a number or an ndarray (normalised as
+        ``from_numpy`` describes).  Casting into an integer dtype truncates toward
+        zero and refuses nan, inf and out-of-range values (PyTorch writes undefined
+        values there).
+
+        Raises:
+            TypeError: a non-numeric source.  RuntimeError: shapes that do not
+                broadcast, values the dtype cannot hold, a read-only target.
+        """
         self._check_writable("copy_")
-        return self._write("copy_", np.asarray(self._source("copy_", src))
-                           .astype(self._data.dtype, copy=False))
+        return self._write("copy_", _checked_cast(np.asarray(self._source("copy_", src)),
+                                                  self._data.dtype, "copy_"))
 
     __iadd__ = add_
     __isub__ = sub_
@@ -528,12 +554,21 @@ class Tensor(_TensorBase):
     __itruediv__ = div_
 
     def __setitem__(self, key, value):
-        """``self[key] = value`` for basic indices (ints, slices, None, Ellipsis)."""
+        """``self[key] = value`` for basic indices (ints, slices, None, Ellipsis).
+
+        ``value`` is a number (checked as ``fill_`` checks it), a Tensor (cast as
+        ``copy_`` casts), or an ndarray/list of numbers (same-kind casts only).
+
+        Raises:
+            TypeError, IndexError: a bad index or a non-numeric value.
+            RuntimeError: a value that does not broadcast to the indexed shape or the
+                dtype cannot hold, or a tensor that cannot be written.
+        """
         key = _F.check_index(key, self._data.shape, "__setitem__")
         self._check_writable("__setitem__")
         val = self._source("__setitem__", value)
         if isinstance(value, Tensor):           # tensors are cast, as copy_ does
-            val = val.astype(self._data.dtype, copy=False)
+            val = _checked_cast(val, self._data.dtype, "__setitem__")
         target_shape = self._data[key].shape
         while np.ndim(val) > len(target_shape) and np.shape(val)[0] == 1:
             val = val[0]                        # leading size-1 dims drop (PyTorch, numpy)
@@ -569,19 +604,76 @@ Tensor._wrap = staticmethod(_wrap)     # the module function itself: one call, n
 
 
 def _checked_scalar(value, np_dtype, name):
-    """``value`` as a 0-d array of ``np_dtype``; integer targets reject nan, inf and
-    out-of-range values (PyTorch: "value cannot be converted ... without overflow")."""
+    """The real number ``value`` as a 0-d array of ``np_dtype``, checked as PyTorch
+    checks a scalar it writes ("value cannot be converted to type ... without
+    overflow"):
+
+    * bool targets take any number (nonzero, nan included, is True);
+    * integer targets truncate floats toward zero and refuse nan, inf and values
+      out of range;
+    * float targets refuse finite values beyond the largest (inf and nan pass);
+    * Python ints outside 64 bits are refused whatever the target, with
+      OverflowError, as PyTorch does (its scalars are 64-bit).
+
+    Raises:
+        RuntimeError: a value the dtype cannot hold.  OverflowError: see above.
+    """
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, int) and not -_TWO_63 <= value < 2 * _TWO_63:
+        raise OverflowError(f"{name}(): value {value} is too big to convert: Python ints "
+                            f"must fit in 64 bits (as in PyTorch); pass float(value) to "
+                            f"fill a floating tensor")
     kind = np_dtype.kind
-    if kind in "iu" and not isinstance(value, (builtins.bool, np.bool_)):
+    if kind == "b":
+        return np.array(builtins.bool(value))
+    if kind in "iu":
+        if isinstance(value, float):
+            if not math.isfinite(value):
+                raise _overflow(name, value, np_dtype)
+            value = math.trunc(value)
         info = np.iinfo(np_dtype)
-        bad = (not np.isfinite(value)) if isinstance(value, (float, np.floating)) else False
-        if bad or not info.min <= value <= info.max:
-            raise RuntimeError(f"{name}(): value {value} cannot be converted to type "
-                               f"{from_numpy_dtype(np_dtype)} without overflow")
-    elif kind == "f" and np.isfinite(value) and abs(float(value)) > float(np.finfo(np_dtype).max):
-        raise RuntimeError(f"{name}(): value {value} cannot be converted to type "
-                           f"{from_numpy_dtype(np_dtype)} without overflow")
-    return np.array(value).astype(np_dtype)
+        if not info.min <= value <= info.max:
+            raise _overflow(name, value, np_dtype)
+        return np.array(value, np_dtype)
+    if math.isfinite(value) and abs(value) > float(np.finfo(np_dtype).max):
+        raise _overflow(name, value, np_dtype)
+    return np.array(value, np_dtype)
+
+
+_TWO_63 = 2 ** 63
+
+
+def _overflow(name, value, np_dtype):
+    return RuntimeError(f"{name}(): value {value} cannot be converted to type "
+                        f"{from_numpy_dtype(np_dtype)} without overflow")
+
+
+def _checked_cast(arr, np_dtype, name):
+    """``arr`` cast to ``np_dtype`` for an in-place write (copy_, setitem with a
+    tensor value).  Narrowing into an integer dtype refuses nan, inf and values
+    out of range instead of writing numpy's wrapped or undefined results (PyTorch
+    writes garbage there); floats truncate toward zero.
+
+    Raises:
+        RuntimeError: a value the integer dtype cannot hold.
+    """
+    if arr.dtype == np_dtype:
+        return arr
+    if np_dtype.kind in "iu" and arr.dtype.kind in "fiu" and arr.size:
+        info = np.iinfo(np_dtype)
+        if arr.dtype.kind == "f":
+            bad = ~np.isfinite(arr)
+            if bad.any():
+                raise _overflow(name, arr[bad].flat[0], np_dtype)
+            lo, hi = arr.min(), arr.max()
+            if not (info.min - 1.0 < lo and hi < info.max + 1.0):
+                raise _overflow(name, lo if lo <= info.min - 1.0 else hi, np_dtype)
+        elif np.iinfo(arr.dtype).bits > info.bits:
+            lo, hi = arr.min(), arr.max()
+            if not (info.min <= lo and hi <= info.max):
+                raise _overflow(name, lo if lo < info.min else hi, np_dtype)
+    return arr.astype(np_dtype)
 
 
 def _no_grad_ctx():

@@ -364,3 +364,347 @@ def test_overlap_detection(shape, strides, overlaps):
     # the reference: count the distinct addresses of the elements
     offs = sum(np.indices(shape)[i] * strides[i] for i in range(len(shape))).ravel()
     assert (len(set(offs.tolist())) < a.size) == overlaps
+
+
+# =====================================================================================
+# creation functions check their arguments for the requested dtype
+# =====================================================================================
+@pytest.mark.parametrize("args, dtype, want", [
+    ((-3.5, 3.5), I64, [-3, -2, -1, 0, 1, 2]),      # was [-3, -2, -1, 0, 0, 1, 2]
+    ((-3.5, 3.5), I32, [-3, -2, -1, 0, 1, 2]),
+    ((0.5, 3), I64, [0, 1, 2]),
+    ((0, 5, 1.5), I64, [0, 1, 2, 3, 4]),             # the step truncates to 1
+    ((3.5, -3.5, -1.5), I64, [3, 2, 1, 0, -1, -2]),
+    ((0.9, 5.9, 2), I64, [0, 2, 4]),
+    ((-2.5, 2.5, 2), I64, [-2, 0]),
+    ((0.5, 0.9), I64, []),
+    ((2 ** 31 - 2, 2 ** 31), I32, [2 ** 31 - 2, 2 ** 31 - 1]),
+    ((0, 2 ** 31, 2 ** 30), I32, [0, 2 ** 30]),      # end itself need not fit
+    ((0, 5, True), I64, [0, 1, 2, 3, 4]),            # bools are numbers, as in PyTorch
+])
+def test_arange_integer_dtype_truncates_bounds_like_pytorch_int64(args, dtype, want):
+    t = tp.arange(*args, dtype=dtype)
+    assert t.dtype is dtype
+    np.testing.assert_array_equal(t.numpy(), np.array(want, dtype.numpy))
+    # the closed form: the integer range over the truncated bounds and step
+    lo, hi, st = (int(v) for v in (args if len(args) == 3 else args + (1,)))
+    assert t.tolist() == list(range(lo, hi, st))
+
+
+def test_arange_int64_matches_pytorch():
+    torch = pytest.importorskip("torch")
+    for args in [(-3.5, 3.5), (0.5, 3), (0, 5, 1.5), (3.5, -3.5, -1), (3.5, -3.5, -1.5),
+                 (0.9, 5.9, 2), (-2.5, 2.5, 2), (0, 10 ** 10, 10 ** 9), (2 ** 40, 2 ** 40 + 3)]:
+        assert tp.arange(*args, dtype=I64).tolist() == \
+            torch.arange(*args, dtype=torch.int64).tolist(), args
+
+
+@pytest.mark.parametrize("args, kw, exc, match", [
+    ((0, 5, 0), {}, RuntimeError, "step must be nonzero"),
+    ((0, 3, 0.5), {"dtype": I64}, ValueError, "truncates to 0"),     # PyTorch: ValueError
+    ((5, 0, 1), {}, RuntimeError, "inconsistent with step sign"),
+    ((0, 5, -1), {}, RuntimeError, "inconsistent with step sign"),
+    ((0, float("nan")), {}, RuntimeError, "unsupported range"),
+    ((0, float("inf")), {}, RuntimeError, "unsupported range"),
+    ((float("-inf"), 0), {}, RuntimeError, "unsupported range"),
+    ((0, 2 ** 63), {}, RuntimeError, "without overflow"),
+    ((0, 2 ** 40, 2 ** 38), {"dtype": I32}, RuntimeError, "without overflow"),  # torch wraps
+    ((2 ** 40, 2 ** 40 + 3), {"dtype": I32}, RuntimeError, "without overflow"),
+    ((0, 1e20, 1), {}, RuntimeError, "invalid size"),
+    ((0, 3), {"dtype": tp.bool}, NotImplementedError, "bool"),
+    ((None,), {}, TypeError, "'end' must be a real number"),
+    ((0, 5, None), {}, TypeError, "'step' must be a real number"),
+    (("3",), {}, TypeError, "'end' must be a real number"),
+    ((3 + 0j,), {}, TypeError, "complex"),
+    ((0, 2 ** 70), {}, OverflowError, "64 bits"),
+])
+def test_arange_bad_arguments(args, kw, exc, match):
+    with pytest.raises(exc, match=match):
+        tp.arange(*args, **kw)
+
+
+def test_arange_bad_arguments_raise_what_pytorch_raises():
+    torch = pytest.importorskip("torch")
+    for args, kw, exc in [((0, 5, 0), {}, RuntimeError), ((5, 0, 1), {}, RuntimeError),
+                          ((0, float("nan")), {}, RuntimeError),
+                          ((0, 3, 0.5), {"dtype": "int64"}, ValueError),
+                          ((0, 2 ** 63), {}, RuntimeError),
+                          ((0, 3), {"dtype": "bool"}, NotImplementedError),
+                          ((None,), {}, TypeError)]:
+        tkw = {k: getattr(torch, v) for k, v in kw.items()}
+        with pytest.raises(exc):
+            torch.arange(*args, **tkw)
+        with pytest.raises(exc):
+            tp.arange(*args, **kw)
+
+
+def test_arange_float_and_tensor_bounds():
+    np.testing.assert_allclose(tp.arange(0, 1, 0.1).numpy(), np.arange(0, 1, 0.1), rtol=1e-6)
+    assert tp.arange(0, 1, 0.1).shape == (10,)
+    assert tp.arange(tp.tensor(3)).tolist() == [0, 1, 2]          # 0-d tensors are numbers
+    assert tp.arange(np.float64(3)).dtype is F32
+    np.testing.assert_array_equal(tp.arange(0.5, 2.5, dtype=F64).numpy(), [0.5, 1.5])
+    with pytest.raises(TypeError, match="0-d tensor"):
+        tp.arange(tp.tensor([3]))
+
+
+@pytest.mark.parametrize("args, dtype, want", [
+    ((0, 10, 4), I64, [0, 3, 6, 10]),
+    ((0, 10, 5), I32, [0, 2, 5, 7, 10]),
+    ((10, 0, 5), I64, [10, 7, 5, 2, 0]),
+    ((-10, 0, 4), I64, [-10, -6, -3, 0]),
+    ((0.0, 1.0, 3), I64, [0, 0, 1]),
+    ((0, 2 ** 40, 3), I64, [0, 2 ** 39, 2 ** 40]),
+])
+def test_linspace_integer_dtype_truncates_like_pytorch(args, dtype, want):
+    t = tp.linspace(*args, dtype=dtype)
+    assert t.dtype is dtype and t.tolist() == want
+    np.testing.assert_array_equal(t.numpy(), np.trunc(np.linspace(*args)).astype(dtype.numpy))
+
+
+@pytest.mark.parametrize("args, kw, exc, match", [
+    ((0, 1, -1), {}, RuntimeError, "non-negative"),
+    ((0, 1, 2.0), {}, TypeError, "'steps' must be int, not float"),
+    ((0, 1, True), {}, TypeError, "'steps' must be int, not bool"),
+    ((0, 1, None), {}, TypeError, "'steps' must be int"),
+    ((None, 1, 3), {}, TypeError, "'start' must be a real number"),
+    ((0, 1, 3), {"dtype": tp.bool}, NotImplementedError, "bool"),
+    ((0, 2 ** 40, 3), {"dtype": I32}, RuntimeError, "without overflow"),
+    ((0, float("nan"), 3), {"dtype": I64}, RuntimeError, "without overflow"),
+    ((0, float("inf"), 3), {"dtype": I64}, RuntimeError, "without overflow"),
+    ((0, 1e300, 3), {}, RuntimeError, "without overflow"),       # float32 by default
+    ((0, 1, 2 ** 62), {}, RuntimeError, "overflow"),
+])
+def test_linspace_bad_arguments(args, kw, exc, match):
+    with pytest.raises(exc, match=match):
+        tp.linspace(*args, **kw)
+
+
+def test_linspace_values_and_non_finite_float_bounds():
+    np.testing.assert_allclose(tp.linspace(-1, 2, 7, dtype=F64).numpy(), np.linspace(-1, 2, 7))
+    assert tp.linspace(0, 1, 0).shape == (0,)
+    assert tp.linspace(0, 1, 1).tolist() == [0.0]
+    assert np.isnan(tp.linspace(0, float("nan"), 3).numpy()).all()    # PyTorch: nan too
+    np.testing.assert_allclose(tp.linspace(0, 1e300, 3, dtype=F64).numpy(), [0, 5e299, 1e300])
+
+
+@pytest.mark.parametrize("low, high, dtype, match", [
+    (0, 2 ** 40, I32, "to - 1 = 1099511627775 is out of bounds"),  # gave negatives
+    (-2 ** 40, 0, I32, "from=-1099511627776 is out of bounds"),
+    (0, 2 ** 31 + 1, I32, "out of bounds"),
+    (-2 ** 31 - 1, 0, I32, "out of bounds"),
+    (0, 3, tp.bool, "out of bounds for tensorplay.bool"),
+    (-1, 1, tp.bool, "out of bounds for tensorplay.bool"),
+    (0, 2 ** 63 + 1, I64, "out of bounds"),
+])
+def test_randint_bounds_outside_the_dtype_raise(low, high, dtype, match):
+    with pytest.raises(RuntimeError, match=re.escape(match) if "=" in match else match):
+        tp.randint(low, high, (3,), dtype=dtype)
+    with pytest.raises(RuntimeError, match="out of bounds"):
+        tp.randint_like(tp.zeros(3, dtype=dtype), low, high)
+
+
+def test_pytorch_refuses_the_same_randint_bounds():
+    torch = pytest.importorskip("torch")
+    for low, high, dtype in [(0, 2 ** 40, torch.int32), (-2 ** 40, 0, torch.int32),
+                             (0, 3, torch.bool)]:
+        with pytest.raises(RuntimeError, match="out of bounds"):
+            torch.randint(low, high, (3,), dtype=dtype)
+
+
+@pytest.mark.parametrize("low, high, dtype", [
+    (0, 2 ** 31, I32), (-2 ** 31, -2 ** 31 + 2, I32), (0, 2, tp.bool),
+    (2 ** 63 - 3, 2 ** 63, I64), (-2 ** 63, -2 ** 63 + 2, I64), (0, 5, F32), (-3, 4, F64),
+])
+def test_randint_values_at_the_edges_of_the_dtype(low, high, dtype):
+    tp.manual_seed(3)
+    t = tp.randint(low, high, (400,), dtype=dtype)
+    assert t.dtype is dtype
+    v = t.numpy().astype(object) if dtype is not tp.bool else t.numpy().astype(int)
+    assert min(v) >= low and max(v) <= high - 1
+    if high - low <= 4:
+        assert set(v.tolist()) == set(range(low, high))      # every value drawn
+
+
+@pytest.mark.parametrize("call, exc, match", [
+    (lambda: tp.randint(0.5, 5, (3,)), TypeError, "'low' must be int, not float"),
+    (lambda: tp.randint(0, 5.5, (3,)), TypeError, "'high' must be int, not float"),
+    (lambda: tp.randint(True, (3,)), TypeError, "not bool"),
+    (lambda: tp.randint(5, (3.0,)), TypeError, "tuple of ints"),
+    (lambda: tp.randint(5, (-1,)), RuntimeError, "negative dimension"),
+    (lambda: tp.randint(0, 0, (2,)), RuntimeError, "from=0 >= to=0"),
+    (lambda: tp.randint_like(tp.zeros(2), 0, 5.5), TypeError, "'high' must be int"),
+])
+def test_randint_bad_arguments(call, exc, match):
+    with pytest.raises(exc, match=match):
+        call()
+
+
+_FILL_CASES = [   # (value, dtype, exception or expected first element)
+    (float("nan"), I64, RuntimeError), (float("inf"), I64, RuntimeError),
+    (float("-inf"), I32, RuntimeError), (2 ** 40, I32, RuntimeError),
+    (-2 ** 31 - 1, I32, RuntimeError), (2 ** 63, I64, RuntimeError),
+    (2 ** 70, I64, OverflowError), (2 ** 70, F32, OverflowError), (2 ** 70, None, OverflowError),
+    (2 ** 1100, F64, OverflowError), (1e300, F32, RuntimeError), (3.5e38, F32, RuntimeError),
+    (None, I64, TypeError), (None, None, TypeError), (None, F32, TypeError),
+    ("a", F32, TypeError), ([1, 2], F32, TypeError), (1 + 1j, F32, TypeError),
+    (2.7, I64, 2), (-2.7, I32, -2), (2 ** 63 - 1, I64, 2 ** 63 - 1), (-2 ** 63, I64, -2 ** 63),
+    (3.4e38, F32, np.float32(3.4e38)), (float("inf"), F32, np.inf), (1e300, F64, 1e300),
+    (5, tp.bool, True), (float("nan"), tp.bool, True), (0.0, tp.bool, False),
+    (np.float64(2.5), I64, 2), (np.int64(7), F32, 7.0), (True, I64, 1),
+]
+
+
+@pytest.mark.parametrize("value, dtype, want", _FILL_CASES)
+@pytest.mark.parametrize("how", ["full", "full_like", "fill_", "setitem"])
+def test_fill_values_are_checked_for_the_dtype(value, dtype, want, how):
+    target = dtype or F32
+    t = tp.zeros(2, dtype=target)           # the in-place target
+
+    def call():
+        if how == "full":
+            return tp.full((2,), value, dtype=dtype)
+        if how == "full_like":
+            return tp.full_like(tp.zeros(2, dtype=target), value, dtype=dtype)
+        if how == "fill_":
+            return t.fill_(value)
+        t[0] = value
+        t[1] = value
+        return t
+    if how in ("fill_", "setitem") and dtype is None and value is not None:
+        pytest.skip("in-place writes have the target's dtype")
+    if isinstance(want, type) and issubclass(want, Exception):
+        if how == "setitem" and isinstance(value, list):
+            pytest.skip("a list is a valid setitem value")
+        with pytest.raises(want):
+            call()
+        np.testing.assert_array_equal(t.numpy(), np.zeros(2))      # nothing written
+        return
+    out = call()
+    assert out.dtype is target
+    np.testing.assert_array_equal(out.numpy(), np.full(2, want, target.numpy))
+
+
+def test_fill_checks_match_pytorch():
+    torch = pytest.importorskip("torch")
+    tdt = {F32: torch.float32, F64: torch.float64, I32: torch.int32, I64: torch.int64,
+           tp.bool: torch.bool, None: None}
+    for value, dtype, want in _FILL_CASES:
+        if value is None or isinstance(value, (list, str, complex)):
+            continue                    # torch: TypeError, or complex tensors
+        try:
+            got = torch.full((2,), value, dtype=tdt[dtype])
+        except Exception as e:          # noqa: BLE001 -- compare the exception types
+            assert isinstance(want, type) and isinstance(e, want), (value, dtype, e)
+            with pytest.raises(type(e)):
+                tp.full((2,), value, dtype=dtype)
+        else:
+            assert got.tolist() == tp.full((2,), value, dtype=dtype).tolist(), (value, dtype)
+
+
+def test_fill_with_float64_max_into_float64_and_a_0d_tensor_value():
+    assert tp.full((1,), 1.7e308, dtype=F64).item() == 1.7e308
+    assert tp.full((2,), tp.tensor(5)).dtype is I64          # dtype from the tensor's kind
+    assert tp.full((2,), tp.tensor(5.5, dtype=F64)).dtype is F32
+    with pytest.raises(TypeError, match="0-d tensor"):
+        tp.full((2,), tp.tensor([3.0, 4.0]))
+    with pytest.raises(RuntimeError, match="0-dimension"):
+        tp.zeros(2).fill_(tp.tensor([1.0]))
+
+
+def test_fill_of_huge_int_on_float_tensor_is_a_clear_overflow_error():
+    # was: TypeError "ufunc 'isfinite' not supported for the input types"
+    x = tp.zeros(2)
+    with pytest.raises(OverflowError, match="fill_.*too big to convert.*64 bits"):
+        x.fill_(2 ** 70)
+    assert x.fill_(float(2 ** 70)).numpy()[0] == np.float32(2.0 ** 70)
+
+
+@pytest.mark.parametrize("src, dtype", [
+    ([float("nan"), 1.0], I64), ([1.0, float("inf")], I32), ([1e30, 0.0], I64),
+    ([2.0 ** 31, 0.0], I32), ([2 ** 40, 0], I32),
+])
+def test_copy_and_setitem_refuse_values_the_integer_dtype_cannot_hold(src, dtype):
+    s = tp.tensor(src, dtype=F64 if isinstance(src[0], float) else I64)
+    x = tp.zeros(2, dtype=dtype)
+    with pytest.raises(RuntimeError, match="copy_.*without overflow"):
+        x.copy_(s)
+    with pytest.raises(RuntimeError, match="__setitem__.*without overflow"):
+        x[:] = s
+    np.testing.assert_array_equal(x.numpy(), [0, 0])
+
+
+def test_copy_truncates_floats_into_integers_like_pytorch():
+    x = tp.zeros(3, dtype=I32)
+    x.copy_(tp.tensor([1.7, -2.7, 2.0 ** 31 - 1], dtype=F64))
+    assert x.tolist() == [1, -2, 2 ** 31 - 1]
+    x[:] = tp.tensor([3, 4, 5])                 # int64 -> int32 in range
+    assert x.tolist() == [3, 4, 5]
+
+
+@pytest.mark.parametrize("fn", [tp.zeros, tp.ones, tp.empty, tp.rand, tp.randn])
+@pytest.mark.parametrize("size, exc, match", [
+    ((-1,), RuntimeError, "negative dimension"),
+    ((2, -3), RuntimeError, "negative dimension"),
+    ((2.0,), TypeError, "element of type float at pos 0"),
+    ((True,), TypeError, "element of type bool at pos 0"),
+    (((2, None),), TypeError, "element of type NoneType at pos 1"),
+    ((2 ** 62,), RuntimeError, "overflowed"),
+    ((2 ** 31, 2 ** 31, 4), RuntimeError, "overflowed"),
+    ((2 ** 40, 2 ** 40), RuntimeError, "overflowed"),
+])
+def test_bad_sizes(fn, size, exc, match):
+    with pytest.raises(exc, match=match):
+        fn(*size)
+
+
+def test_unallocatable_size_is_a_runtime_error():
+    # 4 PiB: numpy raises MemoryError, PyTorch RuntimeError ("can't allocate memory")
+    with pytest.raises(RuntimeError, match="can't allocate memory"):
+        tp.empty(2 ** 50)
+
+
+def test_sizes_accept_numpy_and_tensor_ints():
+    assert tp.zeros(np.int64(2), tp.tensor(3)).shape == (2, 3)
+    assert tp.ones([2, 3]).shape == (2, 3) and tp.zeros(()).shape == ()
+    assert tp.full([2], 1.0).shape == (2,)
+
+
+@pytest.mark.parametrize("args, exc, match", [
+    ((-1,), RuntimeError, "non-negative"), ((2, -1), RuntimeError, "non-negative"),
+    ((2.0,), TypeError, "'n' must be int, not float"), ((2, 3.0), TypeError, "'m' must be int"),
+    ((True,), TypeError, "not bool"), ((2 ** 40,), RuntimeError, "overflowed"),
+])
+def test_eye_bad_arguments(args, exc, match):
+    with pytest.raises(exc, match=match):
+        tp.eye(*args)
+
+
+@pytest.mark.parametrize("dtype", [F32, F64, I32, I64, tp.bool])
+def test_eye_every_dtype(dtype):
+    np.testing.assert_array_equal(tp.eye(2, 3, dtype=dtype).numpy(), np.eye(2, 3, dtype=dtype.numpy))
+    assert tp.eye(0).shape == (0, 0)
+
+
+@pytest.mark.parametrize("fn", [tp.rand, tp.randn])
+@pytest.mark.parametrize("dtype", [I32, I64, tp.bool])
+def test_random_floats_refuse_other_dtypes_like_pytorch(fn, dtype):
+    with pytest.raises(NotImplementedError, match="floating"):
+        fn(2, dtype=dtype)
+
+
+@pytest.mark.parametrize("data, dtype, want", [
+    ([1.5, -2.7], I64, [1, -2]), ([2.0 ** 31 - 0.5], I32, [2 ** 31 - 1]),
+    ([True, 2.5, 0.0], tp.bool, [True, True, False]), ([float("nan")], tp.bool, [True]),
+])
+def test_tensor_from_floats_into_integer_dtypes(data, dtype, want):
+    assert tp.tensor(data, dtype=dtype).tolist() == want
+
+
+@pytest.mark.parametrize("data, dtype", [
+    ([float("nan")], I64), (float("nan"), I64), ([1.0, float("inf")], I32),
+    (1e30, I64), ([2.0 ** 31], I32), (2 ** 40, I32), ([1, 2 ** 70], None),
+])
+def test_tensor_refuses_values_the_dtype_cannot_hold(data, dtype):
+    with pytest.raises(RuntimeError, match="tensor().*(overflow|does not fit)"):
+        tp.tensor(data, dtype=dtype)
