@@ -445,7 +445,10 @@ class Tensor(_TensorBase):
         raise TypeError(f"{name}(): expected a Tensor or a number, got {type(value).__name__}")
 
     def _write(self, name, value):
-        """Write ``value`` (an ndarray broadcastable to self) into self, atomically."""
+        """Write ``value`` (an ndarray broadcastable to self) into self, atomically.
+
+        Same-kind casts only (no float into an integer tensor); integer values that
+        the target's narrower integer dtype cannot hold raise RuntimeError."""
         self._check_writable(name)
         value = np.asarray(value)
         if value.shape != self._data.shape:
@@ -461,6 +464,10 @@ class Tensor(_TensorBase):
             raise RuntimeError(
                 f"{name}(): result type {from_numpy_dtype(value.dtype)} can't be cast to "
                 f"the desired output type {self.dtype}")
+        if value.dtype != self._data.dtype and self._data.dtype.kind in "iu":
+            # int64 results written into int32 (x.add_(int64 tensor)): refuse values
+            # that would wrap (PyTorch wraps them silently)
+            value = _checked_cast(value, self._data.dtype, name)
         np.copyto(self._data, value, casting="same_kind")
         self._version[0] += 1
         return self

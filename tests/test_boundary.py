@@ -708,3 +708,14 @@ def test_tensor_from_floats_into_integer_dtypes(data, dtype, want):
 def test_tensor_refuses_values_the_dtype_cannot_hold(data, dtype):
     with pytest.raises(RuntimeError, match="tensor().*(overflow|does not fit)"):
         tp.tensor(data, dtype=dtype)
+
+
+def test_in_place_integer_narrowing_refuses_values_that_would_wrap():
+    x = tp.zeros(2, dtype=I32)
+    with pytest.raises(RuntimeError, match="add_.*without overflow"):
+        x.add_(tp.tensor([2 ** 40, 1]))                 # int64 result into int32
+    assert x.tolist() == [0, 0]
+    x.add_(tp.tensor([2 ** 31 - 1, -2 ** 31]))           # in range: written
+    assert x.tolist() == [2 ** 31 - 1, -2 ** 31]
+    with pytest.raises(RuntimeError, match="add_.*without overflow"):
+        x.add_(2 ** 40)                                  # a Python int: checked first
