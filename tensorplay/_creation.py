@@ -147,9 +147,16 @@ def tensor(data, *, dtype=None, requires_grad=False):
             float dtype (float32), ints int64, bools bool; ndarrays keep theirs.
         requires_grad (bool): make a leaf that requires grad (floating dtypes only).
 
+    Python floats bound for an integer dtype are truncated toward zero (PyTorch).
+    ndarrays are normalised by ``_dtype.check_ndarray`` (subclasses become plain
+    arrays, another byte order is converted) and always copied into dense storage,
+    so a self-overlapping array gives an ordinary writable tensor.
+
     Raises:
-        TypeError: unsupported element types or dtypes.  ValueError: ragged lists.
-        RuntimeError: ``requires_grad=True`` with a non-floating dtype.
+        TypeError: unsupported element types or dtypes (structured, object, string,
+            datetime, complex arrays).  ValueError: ragged lists.
+        RuntimeError: ``requires_grad=True`` with a non-floating dtype; Python values
+            the dtype cannot hold (nan, inf or out of range for an integer dtype).
     """
     return _finish(_to_array(data, dtype, "tensor", copy=True), requires_grad, "tensor")
 
