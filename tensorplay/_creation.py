@@ -11,7 +11,7 @@ import operator
 import numpy as np
 
 from tensorplay import _dtype
-from tensorplay._tensor import Tensor, _checked_scalar
+from tensorplay._tensor import Tensor, _checked_cast, _checked_scalar
 
 __all__ = ["tensor", "as_tensor", "from_numpy", "zeros", "ones", "full", "empty",
            "arange", "linspace", "eye", "rand", "randn", "randint", "zeros_like",
@@ -108,9 +108,11 @@ def _to_array(data, dtype, op, copy):
         else:
             d = _infer_dtype(data, op)
         return _from_python(data, d, op)
-    if copy:
-        return np.array(arr, dtype=d.numpy, copy=True)
-    return arr if arr.dtype == d.numpy else arr.astype(d.numpy)
+    if arr.dtype != d.numpy:
+        # a cast copies; into an integer dtype it refuses nan, inf and values that
+        # would wrap (numpy writes undefined values there), floats truncate
+        return _checked_cast(arr, d.numpy, op)
+    return np.array(arr, copy=True) if copy else arr
 
 
 def _from_python(data, d, op):

@@ -676,7 +676,7 @@ def _checked_cast(arr, np_dtype, name):
             lo, hi = arr.min(), arr.max()
             if not (info.min - 1.0 < lo and hi < info.max + 1.0):
                 raise _overflow(name, lo if lo <= info.min - 1.0 else hi, np_dtype)
-        elif np.iinfo(arr.dtype).bits > info.bits:
+        elif np.iinfo(arr.dtype).min < info.min or np.iinfo(arr.dtype).max > info.max:
             lo, hi = arr.min(), arr.max()
             if not (info.min <= lo and hi <= info.max):
                 raise _overflow(name, lo if lo < info.min else hi, np_dtype)

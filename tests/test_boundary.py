@@ -719,3 +719,30 @@ def test_in_place_integer_narrowing_refuses_values_that_would_wrap():
     assert x.tolist() == [2 ** 31 - 1, -2 ** 31]
     with pytest.raises(RuntimeError, match="add_.*without overflow"):
         x.add_(2 ** 40)                                  # a Python int: checked first
+
+
+@pytest.mark.parametrize("make", [tp.tensor, tp.as_tensor,
+                                  lambda a, dtype: tp.tensor(tp.from_numpy(a), dtype=dtype)])
+@pytest.mark.parametrize("a, dtype", [(np.array([np.nan, 1.0]), I64),
+                                      (np.array([1.0, -np.inf]), I32),
+                                      (np.array([2 ** 40, 1]), I32),
+                                      (np.array([1e19]), I64)])
+def test_tensor_of_ndarray_refuses_casts_that_would_write_undefined_values(make, a, dtype):
+    with pytest.raises(RuntimeError, match="without overflow"):
+        make(a, dtype=dtype)
+
+
+def test_tensor_of_ndarray_casts_in_range_values():
+    t = tp.tensor(np.array([1.7, -2.7, 2.0 ** 31 - 1]), dtype=I32)
+    assert t.tolist() == [1, -2, 2 ** 31 - 1]
+    a = np.arange(3)
+    assert not np.shares_memory(tp.tensor(a)._data, a)
+    assert tp.tensor(np.array([0.5, 0.0]), dtype=tp.bool).tolist() == [True, False]
+
+
+def test_tensor_of_uint64_array_refuses_values_beyond_int64():
+    big = np.array([2 ** 63, 1], dtype=np.uint64)
+    with pytest.raises(RuntimeError, match="without overflow"):
+        tp.tensor(big, dtype=I64)
+    assert tp.tensor(np.array([2 ** 63 - 1, 1], dtype=np.uint64), dtype=I64).tolist() == \
+        [2 ** 63 - 1, 1]
