@@ -164,9 +164,9 @@ def check_ndarray(arr, op, *, share):
       element is refused (its mask would be lost); fill it first.
     * only numbers are accepted: bool, integer and floating kinds.  Structured,
       object, string, datetime, timedelta and complex dtypes raise TypeError naming
-      the dtype (as PyTorch does, which also refuses complex here since tensorplay
-      has no complex dtype).  Mapping the kind to a tensorplay dtype is the
-      caller's job (``from_numpy_dtype``).
+      the dtype (PyTorch raises TypeError for all but complex, which it supports
+      and tensorplay, having no complex dtype, refuses).  Mapping the kind to a
+      tensorplay dtype is the caller's job (``from_numpy_dtype``).
     * a non-native byte order is converted to native (a copy) when ``share`` is
       False; with ``share`` True (``from_numpy``, which promises shared memory) it
       raises ValueError, as ``torch.from_numpy`` does.
@@ -208,9 +208,9 @@ def check_ndarray(arr, op, *, share):
 def _may_self_overlap(arr):
     """True unless the strides prove that no two elements share memory.
 
-    A sufficient test, exact for every layout numpy's own operations make: with
-    the dims of size > 1 sorted by |stride|, each stride must clear the span of
-    the dims inside it.  (Deciding overlap exactly for arbitrary strides is a
+    A sufficient test, exact for the layouts that slicing, transposing and
+    broadcasting make: with the dims of size > 1 sorted by |stride|, each stride
+    must clear the span of the dims inside it.  (Deciding overlap exactly for arbitrary strides is a
     knapsack problem; a false "may overlap" only makes the tensor read-only.)
     """
     if arr.size <= 1 or arr.flags.c_contiguous or arr.flags.f_contiguous:
