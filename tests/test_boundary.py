@@ -682,7 +682,8 @@ def test_eye_bad_arguments(args, exc, match):
 
 @pytest.mark.parametrize("dtype", [F32, F64, I32, I64, tp.bool])
 def test_eye_every_dtype(dtype):
-    np.testing.assert_array_equal(tp.eye(2, 3, dtype=dtype).numpy(), np.eye(2, 3, dtype=dtype.numpy))
+    np.testing.assert_array_equal(tp.eye(2, 3, dtype=dtype).numpy(),
+                                  np.eye(2, 3, dtype=dtype.numpy))
     assert tp.eye(0).shape == (0, 0)
 
 
