@@ -11,7 +11,7 @@ import operator
 import numpy as np
 
 from tensorplay import _dtype
-from tensorplay._tensor import Tensor
+from tensorplay._tensor import Tensor, _checked_cast, _checked_scalar
 
 __all__ = ["tensor", "as_tensor", "from_numpy", "zeros", "ones", "full", "empty",
            "arange", "linspace", "eye", "rand", "randn", "randint", "zeros_like",
@@ -22,7 +22,6 @@ __all__ = ["tensor", "as_tensor", "from_numpy", "zeros", "ones", "full", "empty"
 # (and the hashlib/secrets modules it pulls in) is a third of what
 # `import tensorplay` would otherwise cost.
 _rng = [None, None]
-_MAX_NUMEL = 2 ** 62       # numpy's own limit is about this; beyond, refuse clearly
 
 
 def manual_seed(seed):
@@ -91,11 +90,14 @@ def _infer_dtype(data, op):
 
 
 def _to_array(data, dtype, op, copy):
+    """The storage for ``tensor``/``as_tensor``: a copy (``copy``), or ``data``'s own
+    memory when the dtype allows; ndarrays pass ``_dtype.check_ndarray`` first."""
     if isinstance(data, Tensor):
         arr = data._data
         d = _dtype.as_dtype(dtype, op) if dtype is not None else data.dtype
     elif isinstance(data, np.ndarray):
-        arr = data
+        # as_tensor shares memory when it can; another byte order has to be copied
+        arr = _dtype.check_ndarray(data, op, share=not copy and data.dtype.isnative)
         d = _dtype.as_dtype(dtype, op) if dtype is not None else \
             _dtype.from_numpy_dtype(arr.dtype, op)
     else:
@@ -105,17 +107,37 @@ def _to_array(data, dtype, op, copy):
             d = _dtype.from_numpy_dtype(data.dtype, op)
         else:
             d = _infer_dtype(data, op)
-        try:
-            arr = np.array(data, dtype=d.numpy)
-        except OverflowError:
-            raise RuntimeError(f"{op}(): a value in the data does not fit in {d}") from None
-        except (ValueError, TypeError) as e:
-            raise ValueError(f"{op}(): could not build a tensor from the data: {e}") from None
-        return arr
-    if arr.dtype.kind not in "biuf":
-        raise TypeError(f"{op}(): unsupported data of dtype {arr.dtype}")
-    return np.array(arr, dtype=d.numpy, copy=True) if copy else \
-        np.asarray(arr, dtype=d.numpy)
+        return _from_python(data, d, op)
+    if arr.dtype != d.numpy:
+        # a cast copies; into an integer dtype it refuses nan, inf and values that
+        # would wrap (numpy writes undefined values there), floats truncate
+        return _checked_cast(arr, d.numpy, op)
+    return np.array(arr, copy=True) if copy else arr
+
+
+def _from_python(data, d, op):
+    """Python numbers / nested lists as an ndarray of ``d``.  Floats bound for an
+    integer dtype are truncated toward zero; nan, inf and values out of the dtype's
+    range raise, as PyTorch's ``tensor`` does.  Floats out of a float dtype's range
+    become inf (PyTorch again)."""
+    try:
+        if d.numpy.kind in "iu":
+            arr = np.array(data)
+            if arr.dtype.kind == "f":
+                if not np.isfinite(arr).all():
+                    raise RuntimeError(f"{op}(): value {arr[~np.isfinite(arr)].flat[0]} cannot "
+                                       f"be converted to type {d} without overflow")
+                info = np.iinfo(d.numpy)
+                if arr.size and not (info.min - 1.0 < arr.min() and arr.max() < info.max + 1.0):
+                    raise RuntimeError(f"{op}(): a value in the data cannot be converted to "
+                                       f"type {d} without overflow")
+                return np.trunc(arr).astype(d.numpy)
+        with np.errstate(over="ignore"):
+            return np.array(data, dtype=d.numpy)
+    except OverflowError:
+        raise RuntimeError(f"{op}(): a value in the data does not fit in {d}") from None
+    except (ValueError, TypeError) as e:
+        raise ValueError(f"{op}(): could not build a tensor from the data: {e}") from None
 
 
 def tensor(data, *, dtype=None, requires_grad=False):
@@ -127,158 +149,396 @@ def tensor(data, *, dtype=None, requires_grad=False):
             float dtype (float32), ints int64, bools bool; ndarrays keep theirs.
         requires_grad (bool): make a leaf that requires grad (floating dtypes only).
 
+    Python floats bound for an integer dtype are truncated toward zero (PyTorch).
+    ndarrays are normalised by ``_dtype.check_ndarray`` (subclasses become plain
+    arrays, another byte order is converted) and always copied into dense storage,
+    so a self-overlapping array gives an ordinary writable tensor.
+
     Raises:
-        TypeError: unsupported element types or dtypes.  ValueError: ragged lists.
-        RuntimeError: ``requires_grad=True`` with a non-floating dtype.
+        TypeError: unsupported element types or dtypes (structured, object, string,
+            datetime, complex arrays).  ValueError: ragged lists.
+        RuntimeError: ``requires_grad=True`` with a non-floating dtype; Python values
+            the dtype cannot hold (nan, inf or out of range for an integer dtype).
     """
     return _finish(_to_array(data, dtype, "tensor", copy=True), requires_grad, "tensor")
 
 
 def as_tensor(data, dtype=None):
-    """Like ``tensor`` but shares memory with an ndarray or Tensor when the dtype allows."""
+    """Like ``tensor`` but shares memory with an ndarray or Tensor when the dtype allows.
+
+    ndarrays are normalised as ``from_numpy`` describes, except that a non-native
+    byte order is converted (a copy) rather than refused.
+
+    Raises:
+        TypeError: unsupported element types or dtypes.
+    """
     if isinstance(data, Tensor) and (dtype is None or _dtype.as_dtype(dtype) is data.dtype):
         return data
     return _finish(_to_array(data, dtype, "as_tensor", copy=False), False, "as_tensor")
 
 
 def from_numpy(ndarray):
-    """A tensor sharing memory with ``ndarray`` (writes show through both ways).
+    """A tensor sharing memory with ``ndarray`` (element writes show through both ways).
+
+    The tensor keeps its own ndarray view of the memory: subclasses such as
+    ``np.matrix`` are stored as plain ndarrays, and later changes to the
+    caller's array's ``shape`` or ``strides`` do not reach the tensor.  A writable
+    array whose elements overlap in memory (zero strides from ``as_strided`` or
+    ``broadcast_to(...)`` made writable) gives a read-only tensor: in-place ops
+    raise RuntimeError (``clone()`` first) instead of losing writes.  Negative
+    strides are kept (PyTorch refuses them).  See ``_dtype.check_ndarray``.
 
     Raises:
-        TypeError: not an ndarray, or a dtype other than float32/float64/int64/int32/bool.
+        TypeError: not an ndarray, or a dtype other than float32/float64/int64/int32/
+            bool (structured, object, string, datetime and complex dtypes included).
+        ValueError: a non-native byte order (memory can't be shared), as PyTorch.
     """
     if not isinstance(ndarray, np.ndarray):
         raise TypeError(f"from_numpy(): expected an np.ndarray, got {type(ndarray).__name__}")
-    _dtype.from_numpy_dtype(ndarray.dtype, "from_numpy")
-    return Tensor._wrap(ndarray)
+    arr = _dtype.check_ndarray(ndarray, "from_numpy", share=True)
+    _dtype.from_numpy_dtype(arr.dtype, "from_numpy")
+    return Tensor._wrap(arr)
+
+
+# ---------------------------------------------------------------- argument checks
+# Every creation function validates its arguments for the requested dtype before
+# allocating anything, and raises what PyTorch raises: TypeError for an argument of
+# the wrong type, RuntimeError for a value the dtype cannot hold or a size that
+# overflows, NotImplementedError where PyTorch has no kernel (arange/linspace of
+# bool), OverflowError for a Python int beyond 64 bits.
+_MAX_BYTES = 2 ** 63 - 1
+
+
+def _int_arg(v, op, arg):
+    """``v`` as a Python int: ints, numpy integers and integer 0-d Tensors; not bools,
+    not floats (PyTorch: "argument 'n' must be int, not bool")."""
+    if isinstance(v, (builtins.bool, np.bool_)) or \
+            (isinstance(v, Tensor) and v._data.dtype.kind == "b"):
+        raise TypeError(f"{op}(): argument '{arg}' must be int, not bool")
+    try:
+        return operator.index(v)
+    except TypeError:
+        raise TypeError(f"{op}(): argument '{arg}' must be int, not "
+                        f"{type(v).__name__}") from None
 
 
 def _size(size, op):
+    """A shape from ``f(2, 3)`` or ``f((2, 3))`` arguments: a tuple of ints >= 0.
+
+    Raises:
+        TypeError: an entry that is not an int (bools and floats included).
+        RuntimeError: a negative entry.
+    """
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         size = tuple(size[0])
-    try:
-        size = tuple(operator.index(s) for s in size)
-    except TypeError:
-        raise TypeError(f"{op}(): size must be a sequence of ints, got {size!r}") from None
-    if any(s < 0 for s in size):
+    out = []
+    for i, s in enumerate(size):
+        if isinstance(s, (builtins.bool, np.bool_)) or not _is_index(s):
+            raise TypeError(f"{op}(): argument 'size' must be a tuple of ints, but found "
+                            f"element of type {type(s).__name__} at pos {i}")
+        out.append(operator.index(s))
+    if any(s < 0 for s in out):
         raise RuntimeError(f"{op}(): trying to create tensor with negative dimension: "
-                           f"{list(size)}")
-    return size
+                           f"{out}")
+    return tuple(out)
+
+
+def _is_index(v):
+    try:
+        operator.index(v)
+    except TypeError:
+        return False
+    return True
+
+
+def _alloc(make, size, d, op):
+    """``make(size, numpy dtype)``, refusing sizes whose byte count overflows and
+    turning numpy's MemoryError into PyTorch's RuntimeError."""
+    n = math.prod(size)
+    if n * d.itemsize > _MAX_BYTES:
+        raise RuntimeError(f"{op}(): storage size calculation overflowed with sizes="
+                           f"{list(size)} ({n} elements of {d})")
+    try:
+        return make(size, d.numpy)
+    except MemoryError:
+        raise RuntimeError(f"{op}(): can't allocate memory: you tried to allocate "
+                           f"{n * d.itemsize} bytes (sizes={list(size)}, {d})") from None
+
+
+def _number(v, op, arg):
+    """A real-number argument as a Python bool, int or float.
+
+    Accepts Python and numpy numbers and one-element 0-d Tensors (PyTorch takes
+    0-d tensors where it takes numbers).
+
+    Raises:
+        TypeError: None, strings, complex numbers, sequences, multi-element tensors.
+        OverflowError: a Python int outside 64 bits (PyTorch's scalars are 64-bit).
+    """
+    if isinstance(v, Tensor):
+        if v._data.ndim != 0:
+            raise TypeError(f"{op}(): argument '{arg}' must be a number or a 0-d tensor, "
+                            f"got a tensor of shape {list(v._data.shape)}")
+        v = v._data.item()
+    elif isinstance(v, np.generic) and v.dtype.kind in "biuf":
+        v = v.item()
+    if not isinstance(v, (builtins.bool, int, float)):
+        raise TypeError(f"{op}(): argument '{arg}' must be a real number, not "
+                        f"{type(v).__name__}")
+    if isinstance(v, int) and not -2 ** 63 <= v < 2 ** 64:
+        raise OverflowError(f"{op}(): argument '{arg}' = {v} is too big to convert (Python "
+                            f"ints must fit in 64 bits, as in PyTorch)")
+    return v
+
+
+def _overflow(op, value, d):
+    return RuntimeError(f"{op}(): value {value} cannot be converted to type {d} without "
+                        f"overflow")
+
+
+def _check_fits(value, d, op):
+    """Raise unless the real number ``value`` converts to ``d`` without overflow: for
+    integer dtypes finite and within range after truncation toward zero, for float
+    dtypes no finite value beyond the largest (inf and nan pass), bool takes all."""
+    kind = d.numpy.kind
+    if kind in "iu":
+        if isinstance(value, float):
+            if not math.isfinite(value):
+                raise _overflow(op, value, d)
+            value = math.trunc(value)
+        info = np.iinfo(d.numpy)
+        if not info.min <= value <= info.max:
+            raise _overflow(op, value, d)
+    elif kind == "f" and math.isfinite(value) and abs(value) > float(np.finfo(d.numpy).max):
+        raise _overflow(op, value, d)
 
 
 def _float_dtype(dtype, op):
     return _dtype.get_default_dtype() if dtype is None else _dtype.as_dtype(dtype, op)
 
 
+def _no_bool(d, op):
+    if d is _dtype.bool:
+        raise NotImplementedError(f"{op}(): not implemented for dtype tensorplay.bool (as in "
+                                  f"PyTorch); compare an integer range instead, e.g. "
+                                  f"arange(n) > k")
+
+
+# ---------------------------------------------------------------- filled
 def zeros(*size, dtype=None, requires_grad=False):
-    """A tensor of zeros of shape ``size`` (ints or one tuple); default float dtype."""
+    """A tensor of zeros of shape ``size`` (ints or one tuple); default float dtype.
+
+    Raises:
+        TypeError: a size entry that is not an int.  RuntimeError: a negative size,
+            or one whose storage would overflow or cannot be allocated.
+    """
     d = _float_dtype(dtype, "zeros")
-    return _finish(np.zeros(_size(size, "zeros"), d.numpy), requires_grad, "zeros")
+    return _finish(_alloc(np.zeros, _size(size, "zeros"), d, "zeros"), requires_grad, "zeros")
 
 
 def ones(*size, dtype=None, requires_grad=False):
-    """A tensor of ones of shape ``size``; default float dtype."""
+    """A tensor of ones of shape ``size``; default float dtype.  Errors as ``zeros``."""
     d = _float_dtype(dtype, "ones")
-    return _finish(np.ones(_size(size, "ones"), d.numpy), requires_grad, "ones")
+    return _finish(_alloc(np.ones, _size(size, "ones"), d, "ones"), requires_grad, "ones")
 
 
 def empty(*size, dtype=None, requires_grad=False):
-    """An uninitialised tensor of shape ``size`` (contents are arbitrary)."""
+    """An uninitialised tensor of shape ``size`` (contents are arbitrary).  Errors as
+    ``zeros``."""
     d = _float_dtype(dtype, "empty")
-    return _finish(np.empty(_size(size, "empty"), d.numpy), requires_grad, "empty")
+    return _finish(_alloc(np.empty, _size(size, "empty"), d, "empty"), requires_grad, "empty")
+
+
+def _filled(size, value, d, op):
+    """An array of ``size`` and dtype ``d`` holding the checked number ``value``."""
+    fill = _checked_scalar(value, d.numpy, op)
+    arr = _alloc(np.empty, size, d, op)
+    arr[...] = fill
+    return arr
 
 
 def full(size, fill_value, *, dtype=None, requires_grad=False):
-    """A tensor of shape ``size`` filled with ``fill_value``; the dtype is inferred from
-    the value (bool, int64 or the default float) unless given."""
+    """A tensor of shape ``size`` filled with ``fill_value``.
+
+    The dtype is inferred from the value (bool, int64 or the default float) unless
+    given.  ``fill_value`` may be a Python or numpy number or a 0-d tensor.  For an
+    integer dtype a float value is truncated toward zero (PyTorch); bool takes any
+    number (nonzero, nan included, is True).
+
+    Raises:
+        TypeError: a value that is not a real number (None, str, complex, a list or a
+            tensor with dims), or a size entry that is not an int.
+        RuntimeError: a value the dtype cannot hold (nan or inf for integers, out of
+            range, beyond float32's largest), or a negative or overflowing size.
+        OverflowError: a Python int outside 64 bits.
+    """
+    value = _number(fill_value, "full", "fill_value")
     if dtype is None:
-        d = _dtype.scalar_dtype(fill_value)
+        d = _dtype.scalar_dtype(value)
     else:
         d = _dtype.as_dtype(dtype, "full")
     size = _size(tuple(size) if isinstance(size, (tuple, list)) else (size,), "full")
-    return _finish(np.full(size, fill_value, d.numpy), requires_grad, "full")
+    return _finish(_filled(size, value, d, "full"), requires_grad, "full")
 
 
+# ---------------------------------------------------------------- ranges
 def arange(start, end=None, step=1, *, dtype=None, requires_grad=False):
     """Values from ``start`` (default 0) up to but excluding ``end`` by ``step``.
 
-    int64 when all of start/end/step are ints, else the default float dtype.
+    int64 when all of start/end/step are ints (or bools), else the default float
+    dtype.  For an integer dtype, ``start``, ``end`` and ``step`` are first
+    truncated toward zero and the result is the integer range over them -- PyTorch's
+    rule for int64 (``arange(-3.5, 3.5, dtype=int64)`` is ``[-3, ..., 2]``), used
+    here for int32 as well, where PyTorch counts the length from the untruncated
+    bounds.  Float ranges have ``ceil((end - start) / step)`` elements
+    ``start + i * step``, computed in float64.
 
     Raises:
-        RuntimeError: ``step == 0`` or a step whose sign cannot reach ``end``.
+        TypeError: a bound or step that is not a real number (None included).
+        RuntimeError: a non-finite bound, ``step == 0``, a step whose sign cannot
+            reach ``end``, too many elements, or values the dtype cannot hold
+            (PyTorch wraps int32 silently; tensorplay raises).
+        ValueError: an integer dtype with a step that truncates to 0 (PyTorch's type).
+        NotImplementedError: ``dtype=bool`` (as PyTorch).
     """
     if end is None:
         start, end = 0, start
-    for name, v in (("start", start), ("end", end), ("step", step)):
-        if not isinstance(v, (int, float, np.integer, np.floating)) or isinstance(v, builtins.bool):
-            raise TypeError(f"arange(): {name} must be a real number, got {type(v).__name__}")
-        if not np.isfinite(v):
-            raise RuntimeError(f"arange(): {name} must be finite, got {v}")
+    start, end, step = (_number(v, "arange", name)
+                        for name, v in (("start", start), ("end", end), ("step", step)))
+    if not (math.isfinite(start) and math.isfinite(end) and math.isfinite(step)):
+        raise RuntimeError(f"arange(): unsupported range: {start} -> {end} (step {step}); "
+                           f"the bounds and step must be finite")
     if step == 0:
         raise RuntimeError("arange(): step must be nonzero")
     if (end - start) * step < 0:
-        raise RuntimeError(f"arange(): the sign of step cannot reach end from start "
-                           f"(start={start}, end={end}, step={step})")
-    n = math.ceil((end - start) / step)
-    if n > _MAX_NUMEL:
-        raise RuntimeError(f"arange(): {n} elements is too many (start={start}, end={end}, "
-                           f"step={step})")
+        raise RuntimeError(f"arange(): upper bound and lower bound inconsistent with step "
+                           f"sign (start={start}, end={end}, step={step})")
     if dtype is None:
-        all_int = all(isinstance(v, (int, np.integer)) and not isinstance(v, builtins.bool)
-                      for v in (start, end, step))
+        all_int = all(isinstance(v, int) for v in (start, end, step))
         d = _dtype.int64 if all_int else _dtype.get_default_dtype()
     else:
         d = _dtype.as_dtype(dtype, "arange")
-    return _finish(np.arange(start, end, step).astype(d.numpy), requires_grad, "arange")
+    _no_bool(d, "arange")
+    if d.is_floating_point:
+        n = math.ceil((float(end) - float(start)) / float(step))
+        _check_count(n, d, "arange", f"start={start}, end={end}, step={step}")
+        arr = _alloc(lambda s, t: np.arange(s[0], dtype=t), (n,), _dtype.float64, "arange")
+        arr *= float(step)
+        arr += float(start)
+        with np.errstate(over="ignore"):    # beyond float32's range: inf, as a cast gives
+            return _finish(arr.astype(d.numpy, copy=False), requires_grad, "arange")
+    lo, hi, st = (math.trunc(v) for v in (start, end, step))
+    if st == 0:
+        raise ValueError(f"arange(): step must be nonzero; step {step} truncates to 0 for "
+                         f"integer dtype {d}")
+    for v in (lo, hi, st):
+        _check_fits(v, _dtype.int64, "arange")
+    n = max(0, -((lo - hi) // st))          # ceil((hi - lo) / st), exactly
+    _check_count(n, d, "arange", f"start={start}, end={end}, step={step}")
+    if n:
+        _check_fits(lo, d, "arange")
+        _check_fits(lo + (n - 1) * st, d, "arange")
+    arr = _alloc(lambda s, t: np.arange(s[0], dtype=t), (n,), _dtype.int64, "arange")
+    arr *= st                               # exact: every value fits (checked above)
+    arr += lo
+    return _finish(arr.astype(d.numpy, copy=False), requires_grad, "arange")
+
+
+def _check_count(n, d, op, what):
+    if n * d.itemsize > _MAX_BYTES:
+        raise RuntimeError(f"{op}(): invalid size, possible overflow: {n} elements of {d} "
+                           f"({what})")
 
 
 def linspace(start, end, steps, *, dtype=None, requires_grad=False):
     """``steps`` evenly spaced values from ``start`` to ``end`` inclusive.
 
+    Computed in float64 (numpy's ``linspace``) and cast; for an integer dtype the
+    values are truncated toward zero, as PyTorch's are.  Non-finite bounds give
+    nan/inf for float dtypes.
+
     Raises:
-        RuntimeError: negative ``steps``.
+        TypeError: ``steps`` not an int (bools and floats included), or a bound that
+            is not a real number.
+        RuntimeError: negative ``steps``; a bound the dtype cannot hold (nan, inf or
+            out of range for integers, beyond float32's largest for float32).
+        NotImplementedError: ``dtype=bool`` (as PyTorch).
     """
-    steps = operator.index(steps)
+    steps = _int_arg(steps, "linspace", "steps")
+    start = _number(start, "linspace", "start")
+    end = _number(end, "linspace", "end")
     if steps < 0:
         raise RuntimeError(f"linspace(): number of steps must be non-negative, got {steps}")
     d = _float_dtype(dtype, "linspace")
-    return _finish(np.linspace(start, end, steps, dtype=np.float64).astype(d.numpy),
-                   requires_grad, "linspace")
+    _no_bool(d, "linspace")
+    _check_fits(start, d, "linspace")
+    _check_fits(end, d, "linspace")
+    _check_count(steps, d, "linspace", f"steps={steps}")
+    with np.errstate(invalid="ignore", over="ignore"):
+        arr = np.linspace(float(start), float(end), steps, dtype=np.float64)
+        if not d.is_floating_point:
+            arr = np.trunc(arr)
+        return _finish(arr.astype(d.numpy), requires_grad, "linspace")
 
 
 def eye(n, m=None, *, dtype=None, requires_grad=False):
-    """An (n, m) matrix (m defaults to n) with ones on the diagonal."""
-    n = operator.index(n)
-    m = n if m is None else operator.index(m)
+    """An (n, m) matrix (m defaults to n) with ones on the diagonal (any dtype).
+
+    Raises:
+        TypeError: ``n`` or ``m`` not an int.  RuntimeError: negative, or too large.
+    """
+    n = _int_arg(n, "eye", "n")
+    m = n if m is None else _int_arg(m, "eye", "m")
     if n < 0 or m < 0:
         raise RuntimeError(f"eye(): n and m must be non-negative, got n={n}, m={m}")
     d = _float_dtype(dtype, "eye")
-    return _finish(np.eye(n, m, dtype=d.numpy), requires_grad, "eye")
+    arr = _alloc(np.zeros, (n, m), d, "eye")
+    np.fill_diagonal(arr, 1)
+    return _finish(arr, requires_grad, "eye")
+
+
+# ---------------------------------------------------------------- random
+def _random_dtype(dtype, op):
+    d = _float_dtype(dtype, op)
+    if not d.is_floating_point:             # PyTorch: no kernel for integer dtypes
+        raise NotImplementedError(f"{op}(): not implemented for dtype {d}; expected a "
+                                  f"floating dtype (float32 or float64)")
+    return d
 
 
 def rand(*size, dtype=None, requires_grad=False):
-    """Uniform samples on [0, 1) of shape ``size``; float32 or float64."""
-    d = _float_dtype(dtype, "rand")
-    if not d.is_floating_point:
-        raise TypeError(f"rand(): expected a floating dtype, got {d}")
-    return _finish(_generator().random(_size(size, "rand"), dtype=d.numpy), requires_grad, "rand")
+    """Uniform samples on [0, 1) of shape ``size``; float32 or float64.
+
+    Raises:
+        NotImplementedError: a non-floating dtype (as PyTorch).
+        TypeError: a size entry that is not an int.
+        RuntimeError: a negative or overflowing size.
+    """
+    d = _random_dtype(dtype, "rand")
+    gen = _generator()
+    arr = _alloc(lambda s, t: gen.random(s, dtype=t), _size(size, "rand"), d, "rand")
+    return _finish(arr, requires_grad, "rand")
 
 
 def randn(*size, dtype=None, requires_grad=False):
-    """Standard normal samples of shape ``size``; float32 or float64."""
-    d = _float_dtype(dtype, "randn")
-    if not d.is_floating_point:
-        raise TypeError(f"randn(): expected a floating dtype, got {d}")
-    return _finish(_generator().standard_normal(_size(size, "randn"), dtype=d.numpy),
-                   requires_grad, "randn")
+    """Standard normal samples of shape ``size``; float32 or float64.  Errors as ``rand``."""
+    d = _random_dtype(dtype, "randn")
+    gen = _generator()
+    arr = _alloc(lambda s, t: gen.standard_normal(s, dtype=t), _size(size, "randn"), d,
+                 "randn")
+    return _finish(arr, requires_grad, "randn")
 
 
 def randint(low=0, high=None, size=None, *, dtype=None):
     """Integers uniform on [low, high) of shape ``size``: ``randint(high, size)`` or
     ``randint(low, high, size)`` (PyTorch's signatures); int64 by default.
 
+    ``low`` and ``high - 1`` must be values of ``dtype`` (0 and 1 for bool), as
+    PyTorch checks.  Float dtypes take the integers as floats.
+
     Raises:
-        RuntimeError: ``low >= high``.  TypeError: missing ``size``.
+        TypeError: missing ``size``; a bound that is not an int (bools, floats).
+        RuntimeError: ``low >= high``, a bound out of the dtype's range, or a bad size.
     """
     if size is None:
         if high is None:
@@ -286,14 +546,29 @@ def randint(low=0, high=None, size=None, *, dtype=None):
         low, high, size = 0, low, high
     elif high is None:
         low, high = 0, low
+    low = _int_arg(low, "randint", "low")
+    high = _int_arg(high, "randint", "high")
     if low >= high:
         raise RuntimeError(f"randint(): random_ expects 'from' to be less than 'to', but "
                            f"got from={low} >= to={high}")
     d = _dtype.int64 if dtype is None else _dtype.as_dtype(dtype, "randint")
+    if not d.is_floating_point:
+        info = (0, 1) if d is _dtype.bool else (np.iinfo(d.numpy).min, np.iinfo(d.numpy).max)
+        if not info[0] <= low <= info[1]:
+            raise RuntimeError(f"randint(): from={low} is out of bounds for {d} (values "
+                               f"{info[0]} to {info[1]})")
+        if not info[0] <= high - 1 <= info[1]:
+            raise RuntimeError(f"randint(): to - 1 = {high - 1} is out of bounds for {d} "
+                               f"(values {info[0]} to {info[1]})")
+    elif not (-2 ** 63 <= low and high - 1 < 2 ** 63):
+        raise RuntimeError(f"randint(): bounds [{low}, {high}) do not fit in int64")
     size = _size(tuple(size) if isinstance(size, (tuple, list)) else (size,), "randint")
-    return Tensor._wrap(_generator().integers(low, high, size).astype(d.numpy))
+    gen = _generator()
+    arr = _alloc(lambda s, t: gen.integers(low, high, s), size, _dtype.int64, "randint")
+    return Tensor._wrap(arr.astype(d.numpy, copy=False))
 
 
+# ---------------------------------------------------------------- *_like
 def _like(input, dtype, op):
     if not isinstance(input, Tensor):
         raise TypeError(f"{op}(): argument 'input' must be Tensor, not {type(input).__name__}")
@@ -319,9 +594,11 @@ def empty_like(input, *, dtype=None, requires_grad=False):
 
 
 def full_like(input, fill_value, *, dtype=None, requires_grad=False):
-    """``fill_value`` everywhere, with the shape and dtype of ``input``."""
+    """``fill_value`` everywhere, with the shape and dtype of ``input``; the value is
+    checked for that dtype as ``full`` checks it (same errors)."""
     shape, d = _like(input, dtype, "full_like")
-    return _finish(np.full(shape, fill_value, d.numpy), requires_grad, "full_like")
+    value = _number(fill_value, "full_like", "fill_value")
+    return _finish(_filled(shape, value, d, "full_like"), requires_grad, "full_like")
 
 
 def rand_like(input, *, dtype=None, requires_grad=False):
@@ -337,7 +614,8 @@ def randn_like(input, *, dtype=None, requires_grad=False):
 
 
 def randint_like(input, low=0, high=None, *, dtype=None):
-    """Integers on [low, high) shaped like ``input`` (``randint_like(x, high)`` too)."""
+    """Integers on [low, high) shaped like ``input`` (``randint_like(x, high)`` too);
+    the bounds are checked for the dtype as ``randint`` checks them."""
     shape, d = _like(input, dtype, "randint_like")
     if high is None:
         low, high = 0, low

@@ -145,3 +145,79 @@ def result_type(*operands):
         if d is not None:
             return d
     raise TypeError("result_type() needs at least one operand")
+
+
+# ---------------------------------------------------------------- ndarrays at the boundary
+_KIND_NAMES = {"V": "structured (void)", "O": "object", "U": "string", "S": "bytes",
+               "M": "datetime", "m": "timedelta", "c": "complex", "T": "string"}
+
+
+def check_ndarray(arr, op, *, share):
+    """The ndarray tensorplay stores (or reads) for a user's ndarray ``arr``.
+
+    Inputs from numpy are normalised here, once, for ``tensor``, ``as_tensor``,
+    ``from_numpy``, ops given ndarray operands and ``__setitem__``/``copy_`` values:
+
+    * a subclass (``np.matrix``, ``np.memmap``, ...) becomes a plain ndarray view
+      of the same memory: tensorplay's shape ops assume ndarray semantics
+      (``np.matrix`` stays 2-D under indexing).  A masked array with a masked
+      element is refused (its mask would be lost); fill it first.
+    * only numbers are accepted: bool, integer and floating kinds.  Structured,
+      object, string, datetime, timedelta and complex dtypes raise TypeError naming
+      the dtype (PyTorch raises TypeError for all but complex, which it supports
+      and tensorplay, having no complex dtype, refuses).  Mapping the kind to a
+      tensorplay dtype is the caller's job (``from_numpy_dtype``).
+    * a non-native byte order is converted to native (a copy) when ``share`` is
+      False; with ``share`` True (``from_numpy``, which promises shared memory) it
+      raises ValueError, as ``torch.from_numpy`` does.
+    * with ``share`` True the result is always a new view object, so changing the
+      caller's array's ``shape`` or ``strides`` later does not reshape the tensor.
+      A writable array whose elements may overlap in memory (a zero or small
+      stride, e.g. ``np.lib.stride_tricks.as_strided(a, (3, 3), (8, 0))``) becomes
+      a read-only view: in-place writes to the tensor raise (clone() first)
+      instead of silently losing all but one of the writes that land on the same
+      memory.  Reads, and writes made through the caller's array, are shared.
+
+    Raises:
+        TypeError: a dtype that is not a number, or a masked array with masked values.
+        ValueError: a non-native byte order when ``share`` is True.
+    """
+    kind = arr.dtype.kind
+    if kind not in "biuf":
+        what = _KIND_NAMES.get(kind, "non-numeric")
+        raise TypeError(f"{op}(): can't convert an np.ndarray of {what} dtype {arr.dtype}; "
+                        f"expected bool, integer or floating point numbers")
+    if type(arr) is not np.ndarray:
+        if isinstance(arr, np.ma.MaskedArray) and np.ma.getmaskarray(arr).any():
+            raise TypeError(f"{op}(): the masked array has masked elements, and a tensor "
+                            f"has no mask; use arr.filled(value) first")
+        arr = arr.view(np.ndarray)
+    elif share:
+        arr = arr.view()
+    if not arr.dtype.isnative:
+        if share:
+            raise ValueError(f"{op}(): the array's byte order ({arr.dtype.str}) differs from "
+                             f"the native byte order; memory can't be shared, use "
+                             f"arr.astype(arr.dtype.newbyteorder('=')) or tensor() to copy")
+        arr = arr.astype(arr.dtype.newbyteorder("="))
+    if share and arr.flags.writeable and _may_self_overlap(arr):
+        arr.flags.writeable = False          # the view's flag only; the caller's stays
+    return arr
+
+
+def _may_self_overlap(arr):
+    """True unless the strides prove that no two elements share memory.
+
+    A sufficient test, exact for the layouts that slicing, transposing and
+    broadcasting make: with the dims of size > 1 sorted by |stride|, each stride
+    must clear the span of the dims inside it.  (Deciding overlap exactly for arbitrary strides is a
+    knapsack problem; a false "may overlap" only makes the tensor read-only.)
+    """
+    if arr.size <= 1 or arr.flags.c_contiguous or arr.flags.f_contiguous:
+        return False
+    span = arr.itemsize
+    for stride, n in sorted((abs(s), n) for s, n in zip(arr.strides, arr.shape) if n > 1):
+        if stride < span:
+            return True
+        span += stride * (n - 1)
+    return False

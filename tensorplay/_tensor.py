@@ -7,6 +7,7 @@ base (DESIGN.md, fixed point 1).  In-place ops bump the counter, and the backwar
 of an op that saved a since-modified tensor raises.
 """
 import builtins
+import math
 
 import numpy as np
 
@@ -226,7 +227,12 @@ class Tensor(_TensorBase):
 
     # ------------------------------------------------------------ conversion
     def numpy(self):
-        """The storage as an ndarray, sharing memory.
+        """The elements as an ndarray that shares memory with the tensor.
+
+        A fresh ndarray *view* of the storage, never the storage object itself:
+        writes to its elements show in the tensor (as in PyTorch), but assigning to
+        its ``shape``, ``dtype`` or ``strides`` changes only the returned array.
+        A read-only tensor (an ``expand()`` view, say) gives a read-only array.
 
         Raises:
             RuntimeError: when the tensor requires grad and grad mode is on (use
@@ -235,18 +241,25 @@ class Tensor(_TensorBase):
         if self._requires_grad and STATE.grad_enabled:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. "
                                "Use tensor.detach().numpy() instead.")
-        return self._data
+        return self._data.view()
 
     def __array__(self, dtype=None, copy=None):
+        """``np.asarray(t)``: a view of the storage (as ``numpy()``), or a copy/cast
+        when ``dtype``/``copy`` ask for one.
+
+        Raises:
+            RuntimeError: when the tensor requires grad.
+        """
         if self._requires_grad:
             raise RuntimeError("Can't convert a Tensor that requires grad to a numpy array. "
                                "Use tensor.detach().numpy() instead.")
         arr = self._data
         if dtype is not None:
-            arr = arr.astype(dtype, copy=builtins.bool(copy))
-        elif copy:
-            arr = arr.copy()
-        return arr
+            out = arr.astype(dtype, copy=builtins.bool(copy))
+            return out.view() if out is arr else out     # no cast needed: still a view
+        if copy:
+            return arr.copy()
+        return arr.view()
 
     def item(self):
         """The value of a one-element tensor as a Python number.
@@ -401,8 +414,9 @@ class Tensor(_TensorBase):
                                f"supported; use the out-of-place form.")
         if not self._data.flags.writeable:
             raise RuntimeError(
-                f"{name}(): the tensor is a read-only view (e.g. made by expand()); "
-                f"clone() it before writing to it.")
+                f"{name}(): the tensor's storage is read-only (a broadcast view made by "
+                f"expand(), a read-only ndarray, or an ndarray whose elements overlap in "
+                f"memory); clone() it before writing to it.")
 
     def _source(self, name, value):
         """The ndarray to write for ``value``: a Tensor (not in the graph, not dual),
@@ -417,7 +431,9 @@ class Tensor(_TensorBase):
             return value._data
         if isinstance(value, (builtins.bool, int, float, np.bool_, np.integer, np.floating)):
             return _checked_scalar(value, self._data.dtype, name)
-        if isinstance(value, (list, tuple, np.ndarray)):
+        if isinstance(value, np.ndarray):       # plain, native, numeric (or TypeError)
+            return _dtype.check_ndarray(value, name, share=False)
+        if isinstance(value, (list, tuple)):
             try:
                 arr = np.asarray(value)
             except ValueError as e:
@@ -429,7 +445,10 @@ class Tensor(_TensorBase):
         raise TypeError(f"{name}(): expected a Tensor or a number, got {type(value).__name__}")
 
     def _write(self, name, value):
-        """Write ``value`` (an ndarray broadcastable to self) into self, atomically."""
+        """Write ``value`` (an ndarray broadcastable to self) into self, atomically.
+
+        Same-kind casts only (no float into an integer tensor); integer values that
+        the target's narrower integer dtype cannot hold raise RuntimeError."""
         self._check_writable(name)
         value = np.asarray(value)
         if value.shape != self._data.shape:
@@ -445,6 +464,10 @@ class Tensor(_TensorBase):
             raise RuntimeError(
                 f"{name}(): result type {from_numpy_dtype(value.dtype)} can't be cast to "
                 f"the desired output type {self.dtype}")
+        if value.dtype != self._data.dtype and self._data.dtype.kind in "iu":
+            # int64 results written into int32 (x.add_(int64 tensor)): refuse values
+            # that would wrap (PyTorch wraps them silently)
+            value = _checked_cast(value, self._data.dtype, name)
         np.copyto(self._data, value, casting="same_kind")
         self._version[0] += 1
         return self
@@ -481,30 +504,56 @@ class Tensor(_TensorBase):
         return self._inplace_binary("div_", _F.div, other)
 
     def zero_(self):
-        """In place: fill with zeros."""
+        """In place: fill with zeros.
+
+        Raises:
+            RuntimeError: a read-only tensor (an ``expand()`` view, a read-only or
+                self-overlapping ndarray), or one in the autograd graph.
+        """
         return self._write("zero_", np.zeros((), self._data.dtype))
 
     def fill_(self, value):
-        """In place: fill with the number ``value`` (or a one-element tensor).
+        """In place: fill with the number ``value`` (or a 0-d tensor, as PyTorch).
+
+        The value is checked for this tensor's dtype as ``tensorplay.full`` checks
+        it: integer tensors truncate floats toward zero and refuse nan, inf and
+        out-of-range values; float32 refuses finite values beyond its largest;
+        bool takes any number.
 
         Raises:
-            TypeError: a value that is not a number.
-            RuntimeError: a value an integer tensor cannot hold (overflow, nan, inf).
+            TypeError: a value that is not a real number (None, str, complex, list).
+            RuntimeError: a value the dtype cannot hold, a tensor value with dims, or a
+                tensor that cannot be written (see ``zero_``).
+            OverflowError: a Python int outside 64 bits (as PyTorch).
         """
         if isinstance(value, Tensor):
-            if value._data.size != 1:
+            if value._data.ndim != 0:
                 raise RuntimeError(f"fill_(): only supports 0-dimension value tensor but "
                                    f"got tensor with {value._data.ndim} dimensions")
             self._source("fill_", value)       # not in the graph, not dual
-            value = value._data.reshape(()).item()
+            value = value._data.item()
+        elif not isinstance(value, (builtins.bool, int, float, np.bool_, np.integer,
+                                    np.floating)):
+            raise TypeError(f"fill_(): argument 'value' must be a number or a 0-d Tensor, "
+                            f"not {type(value).__name__}")
         self._check_writable("fill_")
         return self._write("fill_", self._source("fill_", value))
 
     def copy_(self, src):
-        """In place: copy ``src`` (broadcast to self's shape, cast to self's dtype)."""
+        """In place: copy ``src`` (broadcast to self's shape, cast to self's dtype).
+
+        ``src`` may be a Tensor, a number or an ndarray (normalised as
+        ``from_numpy`` describes).  Casting into an integer dtype truncates toward
+        zero and refuses nan, inf and out-of-range values (PyTorch writes undefined
+        values there).
+
+        Raises:
+            TypeError: a non-numeric source.  RuntimeError: shapes that do not
+                broadcast, values the dtype cannot hold, a read-only target.
+        """
         self._check_writable("copy_")
-        return self._write("copy_", np.asarray(self._source("copy_", src))
-                           .astype(self._data.dtype, copy=False))
+        return self._write("copy_", _checked_cast(np.asarray(self._source("copy_", src)),
+                                                  self._data.dtype, "copy_"))
 
     __iadd__ = add_
     __isub__ = sub_
@@ -512,12 +561,21 @@ class Tensor(_TensorBase):
     __itruediv__ = div_
 
     def __setitem__(self, key, value):
-        """``self[key] = value`` for basic indices (ints, slices, None, Ellipsis)."""
+        """``self[key] = value`` for basic indices (ints, slices, None, Ellipsis).
+
+        ``value`` is a number (checked as ``fill_`` checks it), a Tensor (cast as
+        ``copy_`` casts), or an ndarray/list of numbers (same-kind casts only).
+
+        Raises:
+            TypeError, IndexError: a bad index or a non-numeric value.
+            RuntimeError: a value that does not broadcast to the indexed shape or the
+                dtype cannot hold, or a tensor that cannot be written.
+        """
         key = _F.check_index(key, self._data.shape, "__setitem__")
         self._check_writable("__setitem__")
         val = self._source("__setitem__", value)
         if isinstance(value, Tensor):           # tensors are cast, as copy_ does
-            val = val.astype(self._data.dtype, copy=False)
+            val = _checked_cast(val, self._data.dtype, "__setitem__")
         target_shape = self._data[key].shape
         while np.ndim(val) > len(target_shape) and np.shape(val)[0] == 1:
             val = val[0]                        # leading size-1 dims drop (PyTorch, numpy)
@@ -553,19 +611,76 @@ Tensor._wrap = staticmethod(_wrap)     # the module function itself: one call, n
 
 
 def _checked_scalar(value, np_dtype, name):
-    """``value`` as a 0-d array of ``np_dtype``; integer targets reject nan, inf and
-    out-of-range values (PyTorch: "value cannot be converted ... without overflow")."""
+    """The real number ``value`` as a 0-d array of ``np_dtype``, checked as PyTorch
+    checks a scalar it writes ("value cannot be converted to type ... without
+    overflow"):
+
+    * bool targets take any number (nonzero, nan included, is True);
+    * integer targets truncate floats toward zero and refuse nan, inf and values
+      out of range;
+    * float targets refuse finite values beyond the largest (inf and nan pass);
+    * Python ints outside 64 bits are refused whatever the target, with
+      OverflowError, as PyTorch does (its scalars are 64-bit).
+
+    Raises:
+        RuntimeError: a value the dtype cannot hold.  OverflowError: see above.
+    """
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, int) and not -_TWO_63 <= value < 2 * _TWO_63:
+        raise OverflowError(f"{name}(): value {value} is too big to convert: Python ints "
+                            f"must fit in 64 bits (as in PyTorch); pass float(value) to "
+                            f"fill a floating tensor")
     kind = np_dtype.kind
-    if kind in "iu" and not isinstance(value, (builtins.bool, np.bool_)):
+    if kind == "b":
+        return np.array(builtins.bool(value))
+    if kind in "iu":
+        if isinstance(value, float):
+            if not math.isfinite(value):
+                raise _overflow(name, value, np_dtype)
+            value = math.trunc(value)
         info = np.iinfo(np_dtype)
-        bad = (not np.isfinite(value)) if isinstance(value, (float, np.floating)) else False
-        if bad or not info.min <= value <= info.max:
-            raise RuntimeError(f"{name}(): value {value} cannot be converted to type "
-                               f"{from_numpy_dtype(np_dtype)} without overflow")
-    elif kind == "f" and np.isfinite(value) and abs(float(value)) > float(np.finfo(np_dtype).max):
-        raise RuntimeError(f"{name}(): value {value} cannot be converted to type "
-                           f"{from_numpy_dtype(np_dtype)} without overflow")
-    return np.array(value).astype(np_dtype)
+        if not info.min <= value <= info.max:
+            raise _overflow(name, value, np_dtype)
+        return np.array(value, np_dtype)
+    if math.isfinite(value) and abs(value) > float(np.finfo(np_dtype).max):
+        raise _overflow(name, value, np_dtype)
+    return np.array(value, np_dtype)
+
+
+_TWO_63 = 2 ** 63
+
+
+def _overflow(name, value, np_dtype):
+    return RuntimeError(f"{name}(): value {value} cannot be converted to type "
+                        f"{from_numpy_dtype(np_dtype)} without overflow")
+
+
+def _checked_cast(arr, np_dtype, name):
+    """``arr`` cast to ``np_dtype`` for an in-place write (copy_, setitem with a
+    tensor value).  Narrowing into an integer dtype refuses nan, inf and values
+    out of range instead of writing numpy's wrapped or undefined results (PyTorch
+    writes garbage there); floats truncate toward zero.
+
+    Raises:
+        RuntimeError: a value the integer dtype cannot hold.
+    """
+    if arr.dtype == np_dtype:
+        return arr
+    if np_dtype.kind in "iu" and arr.dtype.kind in "fiu" and arr.size:
+        info = np.iinfo(np_dtype)
+        if arr.dtype.kind == "f":
+            bad = ~np.isfinite(arr)
+            if bad.any():
+                raise _overflow(name, arr[bad].flat[0], np_dtype)
+            lo, hi = arr.min(), arr.max()
+            if not (info.min - 1.0 < lo and hi < info.max + 1.0):
+                raise _overflow(name, lo if lo <= info.min - 1.0 else hi, np_dtype)
+        elif np.iinfo(arr.dtype).min < info.min or np.iinfo(arr.dtype).max > info.max:
+            lo, hi = arr.min(), arr.max()
+            if not (info.min <= lo and hi <= info.max):
+                raise _overflow(name, lo if lo < info.min else hi, np_dtype)
+    return arr.astype(np_dtype)
 
 
 def _no_grad_ctx():
@@ -574,67 +689,135 @@ def _no_grad_ctx():
 
 
 # ---------------------------------------------------------------- repr
-def _element_format(arr):
-    """A function formatting one element the way PyTorch's ``_Formatter`` does.
+# PyTorch's default print options (torch.set_printoptions): tensors with more than
+# _THRESHOLD elements are summarised to _EDGEITEMS items at each end of every long
+# dim; lines wrap at _LINEWIDTH; floats show _PRECISION decimals.
+_THRESHOLD, _EDGEITEMS, _LINEWIDTH, _PRECISION = 1000, 3, 80, 4
 
-    Floats: ``1.`` style when every finite value is integral, ``0.1235`` (4
-    decimals) otherwise, and ``1.2346e+05`` when the magnitudes span more than
-    1000x, exceed 1e8 or (non-integral) go below 1e-4.
+
+def _summary(arr):
+    """``(shown, cut)``: the elements ``repr`` shows, and which dims were cut.
+
+    Up to ``_THRESHOLD`` elements everything is shown.  Above it, each dim longer
+    than ``2 * _EDGEITEMS`` keeps its first and last ``_EDGEITEMS`` entries
+    (PyTorch's ``get_summarized_data``), gathered in one fancy-indexing step, so
+    only the shown elements are ever read: a 10^8-element tensor costs what a
+    6x6 one does, whatever its strides (an ``expand()`` view included).
     """
-    kind = arr.dtype.kind
-    if kind == "b":
-        return lambda v: "True" if v else "False"
-    if kind != "f":
-        return lambda v: str(int(v))
-    finite = arr[np.isfinite(arr)].astype(np.float64)
-    nonzero = np.abs(finite[finite != 0])
-    int_mode = finite.size == 0 or builtins.bool(np.all(finite == np.ceil(finite)))
-    sci = False
-    if nonzero.size:
-        hi, lo = nonzero.max(), nonzero.min()
-        sci = hi / lo > 1000.0 or hi > 1.0e8 or (not int_mode and lo < 1.0e-4)
-    if sci:
-        spec = "{:.4e}"
-    elif int_mode:
-        spec = "{:.0f}."
-    else:
-        spec = "{:.4f}"
+    if arr.size <= _THRESHOLD:
+        return arr, (False,) * arr.ndim
+    e = _EDGEITEMS
+    index, cut = [], []
+    for n in arr.shape:
+        if n > 2 * e:
+            index.append(np.concatenate((np.arange(e), np.arange(n - e, n))))
+            cut.append(True)
+        else:
+            index.append(np.arange(n))
+            cut.append(False)
+    return arr[np.ix_(*index)], tuple(cut)
 
-    def fmt(v):
-        if np.isnan(v):
-            return "nan"
-        if np.isinf(v):
-            return "inf" if v > 0 else "-inf"
-        return spec.format(float(v))
-    return fmt
+
+def _element_format(values, kind):
+    """``(fmt, width)`` for the Python numbers ``values`` (the shown elements) of an
+    array of numpy dtype kind ``kind``, following PyTorch's ``_Formatter``.
+
+    Floats: ``1.`` style when every nonzero finite value is integral, ``0.1235``
+    (_PRECISION decimals) otherwise, and ``1.2346e+05`` when the nonzero finite
+    magnitudes span more than 1000x, exceed 1e8 or (non-integral) go below 1e-4.
+    The column width is that of the widest nonzero finite value (at least 1);
+    nan and inf are formatted by Python (``nan``, ``inf``, ``-inf``).
+    """
+    if kind == "b":
+        strs = ["True" if v else "False" for v in values]
+        return (lambda v: "True" if v else "False"), max(map(len, strs), default=1)
+    if kind != "f":
+        return str, max(max(map(len, map(str, values)), default=1), 1)
+    nonzero = [v for v in values if v != 0 and math.isfinite(v)]
+    if not nonzero:
+        return _float_fmt("int"), 1
+    mags = [abs(v) for v in nonzero]
+    hi, lo = max(mags), min(mags)
+    int_mode = all(v == math.ceil(v) for v in nonzero)
+    if hi / lo > 1000.0 or hi > 1.0e8 or (not int_mode and lo < 1.0e-4):
+        mode = "sci"
+    else:
+        mode = "int" if int_mode else "fixed"
+    fmt = _float_fmt(mode)
+    return fmt, max(len(fmt(v)) for v in nonzero)
+
+
+def _float_fmt(mode):
+    p = _PRECISION
+    if mode == "sci":
+        return lambda v: f"{v:.{p}e}"
+    if mode == "fixed":
+        return lambda v: f"{v:.{p}f}"
+    return lambda v: f"{v:.0f}." if math.isfinite(v) else f"{v:.0f}"
+
+
+def _nested_str(values, ndim, cut, indent, fmt, width):
+    """The bracketed text of the nested lists ``values`` (``ndim`` >= 1 levels), with
+    `` ...`` / ``...`` where ``cut`` says a dim was summarised (PyTorch's layout:
+    vectors wrap at _LINEWIDTH, rows of an n-d tensor are separated by n-1 newlines)."""
+    e = _EDGEITEMS
+    if ndim == 1:
+        items = [fmt(v).rjust(width) for v in values]
+        if cut[0]:
+            items[e:e] = [" ..."]
+        per_line = max(1, (_LINEWIDTH - indent) // (width + 2))
+        lines = [", ".join(items[i:i + per_line]) for i in range(0, len(items), per_line)]
+        return "[" + (",\n" + " " * (indent + 1)).join(lines) + "]"
+    parts = [_nested_str(v, ndim - 1, cut[1:], indent + 1, fmt, width) for v in values]
+    if cut[0]:
+        parts[e:e] = ["..."]
+    return "[" + ("," + "\n" * (ndim - 1) + " " * (indent + 1)).join(parts) + "]"
 
 
 def _format(t):
+    """``repr(t)`` in PyTorch's format: ``tensor([...], dtype=..., requires_grad=True)``
+    or ``grad_fn=<...>``, summarised above _THRESHOLD elements (see ``_summary``)."""
     arr = t._data
-    fmt = _element_format(arr)
-    shown = arr if arr.size <= 1000 else np.concatenate(
-        [arr.reshape(-1)[:3], arr.reshape(-1)[-3:]])
-    shown = shown.reshape(-1)
-    if arr.dtype.kind == "f":      # PyTorch sizes columns by the nonzero finite values
-        shown = shown[np.isfinite(shown) & (shown != 0)]
-    width = max((len(fmt(v)) for v in shown), default=0)
-    body = np.array2string(arr, separator=", ", prefix="tensor(", threshold=1000,
-                           edgeitems=3, max_line_width=80,
-                           formatter={"all": lambda v: fmt(v).rjust(width)})
-    body = body.replace(", ..., ", ",  ..., ")
-    extras = []
+    prefix = "tensor("
+    indent = len(prefix)
     d = t.dtype
-    if arr.size == 0 and arr.ndim != 1:
-        extras.append(f"size={tuple(arr.shape)}")
-    if d is not _dtype.int64 and d is not _dtype.bool and d is not _dtype.get_default_dtype():
-        extras.append(f"dtype={d!r}")
+    default = _dtype.get_default_dtype()
+    suffixes = []
+    if arr.size == 0:
+        body = "[]"
+        if arr.ndim != 1:
+            suffixes.append(f"size={tuple(arr.shape)}")
+        if d is not default:                # PyTorch names every non-default dtype here
+            suffixes.append(f"dtype={d!r}")
+    else:
+        shown, cut = _summary(arr)
+        values = shown.tolist()
+        flat = [values] if shown.ndim == 0 else shown.reshape(-1).tolist()
+        fmt, width = _element_format(flat, arr.dtype.kind)
+        if shown.ndim == 0:
+            body = fmt(values).rjust(width)
+        else:
+            body = _nested_str(values, shown.ndim, cut, indent, fmt, width)
+        if d is not default and d is not _dtype.int64 and d is not _dtype.bool:
+            suffixes.append(f"dtype={d!r}")
     if t.grad_fn is not None:
-        extras.append(f"grad_fn=<{t.grad_fn.name()}>")
+        suffixes.append(f"grad_fn=<{t.grad_fn.name()}>")
     elif t._requires_grad:
-        extras.append("requires_grad=True")
+        suffixes.append("requires_grad=True")
     if t._tangent is not None and t._tangent_level == STATE.fw_level:
-        extras.append("tangent=" + repr(t._tangent))
-    return "tensor(" + body + "".join(", " + e for e in extras) + ")"
+        suffixes.append("tangent=" + repr(t._tangent))
+    # suffixes go on the last line while it stays within _LINEWIDTH (PyTorch's
+    # _add_suffixes, including its line-length arithmetic)
+    out = [prefix + body]
+    last = len(out[0]) - out[0].rfind("\n") + 1
+    for sfx in suffixes:
+        if last + len(sfx) + 2 > _LINEWIDTH:
+            out.append(",\n" + " " * indent + sfx)
+            last = indent + len(sfx)
+        else:
+            out.append(", " + sfx)
+            last += len(sfx) + 2
+    return "".join(out) + ")"
 
 
 from tensorplay import _ops as _F  # noqa: E402  (circular: ops build on Tensor)

@@ -659,7 +659,9 @@ def test_setitem_and_fill_cast_tensor_values_like_pytorch():
     a[0] = tp.ones(1, 3)                 # leading size-1 dims are dropped
     a[1] = tp.tensor([1, 2, 3])          # an int tensor is cast
     np.testing.assert_array_equal(a.numpy(), [[1, 1, 1], [1, 2, 3]])
-    t = tp.zeros(3, dtype=tp.int64).fill_(tp.tensor([2.5]))
+    t = tp.zeros(3, dtype=tp.int64).fill_(tp.tensor(2.5))
     np.testing.assert_array_equal(t.numpy(), [2, 2, 2])
+    with pytest.raises(RuntimeError, match="0-dimension"):    # PyTorch: 0-d only
+        t.fill_(tp.tensor([2.5]))
     with pytest.raises(RuntimeError, match="fill_"):
         tp.ones(1).fill_(1e300)          # overflows float32

@@ -100,11 +100,22 @@ def promote(a, b, op, float_result=False):
 
 
 def _coerce(x, op, arg):
+    """An operand as a Tensor or a Python number.
+
+    ndarrays are wrapped without copying when their dtype is supported, after
+    ``_dtype.check_ndarray`` (subclasses become plain ndarrays, non-numeric
+    dtypes raise TypeError, a non-native byte order is converted).
+
+    Raises:
+        TypeError: for anything but a Tensor, a real number or a numeric ndarray.
+    """
     if isinstance(x, Tensor):
         return x
     if isinstance(x, (bool, int, float, np.bool_, np.integer, np.floating)):
         return x.item() if isinstance(x, np.generic) else x
     if isinstance(x, np.ndarray):
+        x = _dtype.check_ndarray(x, op, share=True) if x.dtype.isnative else \
+            _dtype.check_ndarray(x, op, share=False)
         return Tensor._wrap(x.astype(_dtype.from_numpy_dtype(x.dtype, op).numpy, copy=False))
     raise TypeError(f"{op}(): argument '{arg}' must be a Tensor or a real number, "
                     f"not {type(x).__name__}")

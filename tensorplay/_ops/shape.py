@@ -1,6 +1,10 @@
 """Shape primitives: reshape/view, permute, expand, indexing, stack, clone and dtype
 casts.  Forward passes are numpy views (no kernel: nothing is computed) except
-``clone``, ``to_dtype``, ``stack`` and ``getitem_backward``, which copy.
+``reshape`` (the fallback of the public ``reshape`` when the strides need a copy),
+``clone``, ``to_dtype``, ``stack`` and ``getitem_backward``, which copy.  Exactly the
+primitives registered with ``view=True`` (``view``, ``permute``, ``expand``,
+``getitem``) share the version counter of their input, and each of them always
+returns a numpy view (``tests/test_boundary.py`` checks it).
 
 ``unsqueeze``, ``squeeze``, ``flatten`` and ``*_as`` are compositions over
 ``view``/``reshape``; ``transpose``, ``.T`` and ``.mT`` over ``permute``.
@@ -45,53 +49,63 @@ def _infer_shape(shape, numel, op):
     return shape
 
 
-# reshape: a view when the strides allow it, else a copy (PyTorch's reshape).
-# (ndarray methods, not np.reshape: a Python-level wrapper that costs more than the
-# view itself on small arrays)
-_reshape = defop("reshape", lambda x, shape: x.reshape(shape),
-                 vjp=(lambda g, out, x, shape: g.reshape(x.shape),),
-                 jvp=lambda ts, out, x, shape: ts[0].reshape(shape), view=True)
-# view: always a view; the public function checks that no copy is needed.
+# reshape and view are two primitives: ``view`` is always a view (it shares the
+# version counter, view=True), ``reshape`` is the copying fallback and owns its
+# storage and counter (view=False), so an in-place op on a copy cannot trip the
+# saved-tensor check of its source.  The public ``reshape`` tries the view first:
+# ``ndarray.reshape(copy=False)`` raises ValueError exactly when the strides need a
+# copy, before ``apply`` records anything, so the common (view) case costs one
+# reshape and no extra check.  (ndarray methods, not np.reshape: a Python-level
+# wrapper that costs more than the view itself on small arrays.)
 _view = defop("view", lambda x, shape: x.reshape(shape, copy=False),
               vjp=(lambda g, out, x, shape: g.reshape(x.shape),),
               jvp=lambda ts, out, x, shape: ts[0].reshape(shape), view=True)
+# the copy: np.array(x, order="C") always copies, and reshaping that fresh
+# C-contiguous array is a view of the copy, never of x
+_reshape = defop("reshape", lambda x, shape: np.array(x, order="C").reshape(shape),
+                 vjp=(lambda g, out, x, shape: g.reshape(x.shape),),
+                 jvp=lambda ts, out, x, shape: ts[0].reshape(shape))
 
 
 def reshape(input, *shape):
     """The elements of ``input`` in a new shape (one entry may be -1, inferred).
 
-    A view sharing storage when the strides allow, otherwise a copy.
+    A view sharing storage and the version counter with ``input`` when the strides
+    allow, otherwise a copy with storage and a version counter of its own
+    (PyTorch's ``reshape``): in-place changes to a copy do not count as changes to
+    ``input``.
 
     Raises:
         RuntimeError: when the shape does not match the number of elements.
     """
     as_tensor_arg(input, "reshape")
     shape = _infer_shape(_sizes(shape, "reshape"), input._data.size, "reshape")
-    if shape == input._data.shape:
+    try:
         return apply(_view, (input,), {"shape": shape})
-    return apply(_reshape, (input,), {"shape": shape})
+    except ValueError:          # the strides need a copy (raised before any recording)
+        return apply(_reshape, (input,), {"shape": shape})
 
 
 def view(input, *shape):
-    """Like ``reshape`` but always a view.
+    """Like ``reshape`` but always a view (shares storage and the version counter).
 
     Raises:
         RuntimeError: when the strides do not allow a view (use ``reshape``), or the
             shape does not match the number of elements.
+        NotImplementedError: ``view(dtype)``.
     """
     as_tensor_arg(input, "view")
     if len(shape) == 1 and isinstance(shape[0], _dtype.dtype):
         raise NotImplementedError("view(dtype) is not supported; use to(dtype)")
     shape = _infer_shape(_sizes(shape, "view"), input._data.size, "view")
     try:
-        np.reshape(input._data, shape, copy=False)
+        return apply(_view, (input,), {"shape": shape})
     except ValueError:
         raise RuntimeError(
             f"view(): view size is not compatible with input tensor's size and stride "
             f"(shape {list(input._data.shape)}, strides {list(input.stride())}); at least one "
             f"dimension spans across two contiguous subspaces. Use .reshape(...) instead."
         ) from None
-    return apply(_view, (input,), {"shape": shape})
 
 
 def view_as(input, other):
