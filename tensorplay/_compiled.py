@@ -11,7 +11,10 @@ How: setup.py records a checksum of each source it compiled
 (``tensorplay/_compiled_sources.py``, generated).  ``install()`` -- the first
 thing ``import tensorplay`` does -- compares them with the files on disk and,
 for every module whose source changed, makes import load the ``.py`` instead,
-with one warning saying to rebuild (``pip install -e .``).  With the
+with one warning saying to rebuild (``pip install -e .``).  A compiled module
+that cimports a changed one (its ``.pxd`` says ``from tensorplay.X cimport``)
+is loaded from source as well: its C code was built against the old extension
+type and cannot run with the source-loaded class.  With the
 environment variable ``TENSORPLAY_PURE_PYTHON=1`` every compiled module is
 loaded from source (that is how the test suite runs uncompiled).
 
@@ -67,6 +70,8 @@ def install():
         elif os.path.exists(src) and checksum(src) != recorded:
             _from_source.add(name)
             stale.append(src)
+    if stale and not pure:
+        _from_source.update(_dependents(_from_source, SOURCES))
     if _from_source:
         sys.meta_path.insert(0, _SourceFinder(_from_source))
     if stale:
@@ -75,6 +80,29 @@ def install():
                       "uncompiled (slower) until you rebuild with `pip install -e .`: "
                       + ", ".join(os.path.relpath(s, os.path.dirname(_PKG_DIR))
                                   for s in stale), RuntimeWarning, stacklevel=3)
+
+
+def _cimports(name):
+    """The tensorplay modules ``name``'s ``.pxd`` cimports from."""
+    pxd = _source_path(name)[:-3] + ".pxd"
+    if not os.path.exists(pxd):
+        return set()
+    import re
+    with open(pxd) as f:
+        return set(re.findall(r"^\s*from\s+(tensorplay[\w.]*)\s+cimport", f.read(), re.M))
+
+
+def _dependents(changed, names):
+    """Every module of ``names`` that cimports, directly or not, one in ``changed``."""
+    out = set(changed)
+    grew = True
+    while grew:
+        grew = False
+        for name in names:
+            if name not in out and _cimports(name) & out:
+                out.add(name)
+                grew = True
+    return out - set(changed)
 
 
 def compiled_modules():
