@@ -42,7 +42,7 @@ class _TensorBase:
     C struct slots -- a Tensor is made for every op result -- while ``Tensor``
     stays an ordinary class that ``_bind_methods`` can add the op methods to.
     """
-    __slots__ = ("_data", "_requires_grad", "_grad", "grad_fn", "_version", "_tangent",
+    __slots__ = ("_data", "_requires_grad", "_grad", "_grad_fn", "_version", "_tangent",
                  "_tangent_level", "__weakref__")
 
 
@@ -69,7 +69,7 @@ class Tensor(_TensorBase):
         self._data = t._data
         self._requires_grad = t._requires_grad
         self._grad = None
-        self.grad_fn = None
+        self._grad_fn = None
         self._version = [0]
         self._tangent = None
         self._tangent_level = None
@@ -101,9 +101,33 @@ class Tensor(_TensorBase):
         return "cpu"
 
     @property
+    def grad_fn(self):
+        """The graph node that made this tensor (None for leaves).  Read-only.
+
+        The library records it in the ``_grad_fn`` slot; assigning would make a
+        leaf of a computed tensor or splice another graph in, so, as in PyTorch,
+        it cannot be set.
+
+        Raises:
+            AttributeError: on assignment or deletion.
+        """
+        return self._grad_fn
+
+    @grad_fn.setter
+    def grad_fn(self, value):
+        raise AttributeError(f"attribute 'grad_fn' of '{type(self).__name__}' objects is "
+                             f"not writable (the graph records it; use detach() for a "
+                             f"tensor without history)")
+
+    @grad_fn.deleter
+    def grad_fn(self):
+        raise AttributeError(f"attribute 'grad_fn' of '{type(self).__name__}' objects is "
+                             f"not writable")
+
+    @property
     def is_leaf(self):
         """True when the tensor was not made by a recorded op (``grad_fn is None``)."""
-        return self.grad_fn is None
+        return self._grad_fn is None
 
     @property
     def grad(self):
@@ -147,7 +171,7 @@ class Tensor(_TensorBase):
     @requires_grad.setter
     def requires_grad(self, value):
         value = builtins.bool(value)
-        if self.grad_fn is not None:
+        if self._grad_fn is not None:
             if value:
                 return
             raise RuntimeError(
@@ -284,7 +308,7 @@ class Tensor(_TensorBase):
 
     def detach_(self):
         """Make this tensor a leaf that does not require grad, in place."""
-        self.grad_fn = None
+        self._grad_fn = None
         self._requires_grad = False
         return self
 
@@ -371,7 +395,7 @@ class Tensor(_TensorBase):
         return _format(self)
 
     def __getstate__(self):
-        if self.grad_fn is not None:
+        if self._grad_fn is not None:
             raise RuntimeError("Can't pickle a non-leaf Tensor (it has a grad_fn); "
                                "detach() it first.")
         return {"data": self._data, "requires_grad": self._requires_grad, "grad": self._grad}
@@ -380,7 +404,7 @@ class Tensor(_TensorBase):
         self._data = state["data"]
         self._requires_grad = state["requires_grad"]
         self._grad = state["grad"]
-        self.grad_fn = None
+        self._grad_fn = None
         self._version = [0]
         self._tangent = None
         self._tangent_level = None
@@ -402,7 +426,7 @@ class Tensor(_TensorBase):
     # counter shared with views.
     def _check_writable(self, name):
         if STATE.grad_enabled and self._requires_grad:
-            if self.grad_fn is None:
+            if self._grad_fn is None:
                 raise RuntimeError(
                     f"{name}(): a leaf Variable that requires grad is being used in an "
                     f"in-place operation. Wrap it in tensorplay.no_grad() to update it.")
@@ -600,7 +624,7 @@ def _wrap(arr):
     t._data = arr
     t._requires_grad = False
     t._grad = None
-    t.grad_fn = None
+    t._grad_fn = None
     t._version = [0]
     t._tangent = None
     t._tangent_level = None
@@ -800,8 +824,8 @@ def _format(t):
             body = _nested_str(values, shown.ndim, cut, indent, fmt, width)
         if d is not default and d is not _dtype.int64 and d is not _dtype.bool:
             suffixes.append(f"dtype={d!r}")
-    if t.grad_fn is not None:
-        suffixes.append(f"grad_fn=<{t.grad_fn.name()}>")
+    if t._grad_fn is not None:
+        suffixes.append(f"grad_fn=<{t._grad_fn.name()}>")
     elif t._requires_grad:
         suffixes.append("requires_grad=True")
     if t._tangent is not None and t._tangent_level == STATE.fw_level:
