@@ -194,13 +194,25 @@ class Tensor(_TensorBase):
 
         Unlike ``detach()``, in-place changes through it are not tracked: it has its
         own version counter, so saved tensors modified this way do not raise.
+
+        Assigning ``x.data = other`` makes ``x`` use ``other``'s storage (shape and
+        dtype included, as in PyTorch; a stale ``.grad`` of the old shape is then
+        refused by the next ``backward``).
+
+        Raises:
+            TypeError: assigning something other than a Tensor.
+            RuntimeError: assigning a non-floating tensor to one that requires grad.
         """
         return Tensor._wrap(self._data)
 
     @data.setter
     def data(self, other):
         if not isinstance(other, Tensor):
-            raise TypeError(f"Tensor.data: expected a Tensor, got {type(other).__name__}")
+            raise TypeError(f"Tensor.data: expected a Tensor to be assigned, but got "
+                            f"{type(other).__name__} (Variable data has to be a tensor)")
+        if self._requires_grad and other._data.dtype.kind != "f":
+            raise RuntimeError(f"Tensor.data: data set to a tensor that requires gradients "
+                               f"must be floating point or complex dtype, got {other.dtype}")
         self._data = other._data
 
     @property
@@ -359,6 +371,40 @@ class Tensor(_TensorBase):
         return self.to(dtype)
 
     # ------------------------------------------------------------ python protocol
+    def __eq__(self, other):
+        """``self == other``: ``eq(self, other)`` for Tensors, numbers and ndarrays;
+        NotImplemented for anything else, so Python falls back to identity (``t ==
+        None`` is False, ``t in [None, t]`` works), as PyTorch does."""
+        try:
+            return _F.eq(self, other)
+        except TypeError:
+            if _is_operand(other):
+                raise
+            return NotImplemented
+
+    def __ne__(self, other):
+        """``self != other``: ``ne(self, other)``, or NotImplemented as ``__eq__``."""
+        try:
+            return _F.ne(self, other)
+        except TypeError:
+            if _is_operand(other):
+                raise
+            return NotImplemented
+
+    def __contains__(self, element):
+        """``element in self``: ``(element == self).any()`` for numbers and Tensors
+        (broadcasting, as PyTorch).
+
+        Raises:
+            RuntimeError: an element that is neither a Tensor nor a number (as
+                PyTorch), or a Tensor that does not broadcast with self.
+        """
+        if not isinstance(element, (Tensor, builtins.bool, int, float, np.bool_,
+                                    np.integer, np.floating)):
+            raise RuntimeError(f"Tensor.__contains__ only supports Tensor or scalar, but "
+                               f"you passed in a {type(element)}.")
+        return builtins.bool(_F.eq(element, self)._data.any())
+
     def __len__(self):
         if self._data.ndim == 0:
             raise TypeError("len() of a 0-d tensor")
@@ -862,11 +908,19 @@ def _bind_methods():
         fn = getattr(_F, name)
         setattr(Tensor, f"__{dunder}__", fn)
         setattr(Tensor, f"__r{dunder}__", _reflected(fn))
-    for dunder in ("eq", "ne", "lt", "le", "gt", "ge"):
+    for dunder in ("lt", "le", "gt", "ge"):    # __eq__/__ne__ are methods (identity fallback)
         setattr(Tensor, f"__{dunder}__", getattr(_F, dunder))
     Tensor.__neg__ = _F.neg
     Tensor.__getitem__ = _F.getitem
     Tensor.__pos__ = lambda self: self
+
+
+def _is_operand(x):
+    """True for the operand types the elementwise ops take (Tensors, real numbers,
+    ndarrays): for those a TypeError from ``eq`` is a real error, for anything
+    else ``==`` falls back to identity."""
+    return isinstance(x, (Tensor, builtins.bool, int, float, np.bool_, np.integer,
+                          np.floating, np.ndarray))
 
 
 def _reflected(fn):
