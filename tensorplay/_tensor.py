@@ -332,15 +332,54 @@ class Tensor(_TensorBase):
         """Self when C-contiguous, else a differentiable contiguous copy."""
         return self if self._data.flags.c_contiguous else _F.clone(self)
 
-    def to(self, dtype, copy=False):
-        """This tensor cast to ``dtype`` (differentiable between float dtypes).
+    def to(self, *args, dtype=None, non_blocking=False, copy=False, device=None):
+        """This tensor cast to a dtype (differentiable between float dtypes).
 
-        ``to("cpu")`` is accepted and returns self.  Returns self when the dtype
-        already matches and ``copy`` is False.
+        PyTorch's forms: ``to(dtype, non_blocking=False, copy=False)``,
+        ``to(device=None, dtype=None, non_blocking=False, copy=False)`` and
+        ``to(other, non_blocking=False, copy=False)`` (``other``'s dtype).  The only
+        device is ``"cpu"``; ``non_blocking`` is accepted and ignored.  Returns self
+        when the dtype already matches and ``copy`` is False.
+
+        Casting floats to an integer dtype truncates toward zero and refuses nan,
+        inf and values out of range (PyTorch writes undefined values there), as
+        does narrowing int64 to int32 (PyTorch wraps): RuntimeError, as ``copy_``.
+
+        Raises:
+            TypeError: an argument that is not a dtype, a Tensor or a device.
+            RuntimeError: a device other than the CPU; values the dtype cannot hold.
         """
-        if isinstance(dtype, str) and dtype == "cpu":
-            return self
-        return _F.to_dtype(self, _dtype.as_dtype(dtype, "to"), copy)
+        target = dtype
+        rest = list(args)
+        if rest and not isinstance(rest[0], builtins.bool):
+            first = rest.pop(0)
+            if isinstance(first, Tensor):
+                target = first.dtype
+            elif first is None or _is_device(first):
+                _check_device(first)
+                if rest and not isinstance(rest[0], builtins.bool):
+                    target = rest.pop(0)
+            else:
+                target = first
+        if device is not None:
+            _check_device(device)
+        if rest:                                # positional non_blocking, copy
+            non_blocking = rest.pop(0)
+        if rest:
+            copy = rest.pop(0)
+        if rest:
+            raise TypeError(f"to() takes at most 3 positional arguments after self, got "
+                            f"{len(args)}")
+        if target is None:
+            return _F.clone(self) if copy else self
+        d = _dtype.as_dtype(target, "to")
+        src = self._data
+        if d.numpy.kind in "iu" and src.dtype != d.numpy:
+            _check_narrowing(src, d.numpy, "to")
+        elif d is _dtype.float32 and src.dtype == np.float64:
+            with np.errstate(over="ignore"):    # beyond float32's range: inf, as PyTorch
+                return _F.to_dtype(self, d, copy)
+        return _F.to_dtype(self, d, copy)
 
     def float(self):
         """Cast to float32."""
@@ -737,6 +776,13 @@ def _checked_cast(arr, np_dtype, name):
     """
     if arr.dtype == np_dtype:
         return arr
+    _check_narrowing(arr, np_dtype, name)
+    return arr.astype(np_dtype)
+
+
+def _check_narrowing(arr, np_dtype, name):
+    """Raise ``_checked_cast``'s RuntimeError unless every element of ``arr`` fits
+    ``np_dtype`` (no-op for non-integer targets)."""
     if np_dtype.kind in "iu" and arr.dtype.kind in "fiu" and arr.size:
         info = np.iinfo(np_dtype)
         if arr.dtype.kind == "f":
@@ -750,7 +796,6 @@ def _checked_cast(arr, np_dtype, name):
             lo, hi = arr.min(), arr.max()
             if not (info.min <= lo and hi <= info.max):
                 raise _overflow(name, lo if lo < info.min else hi, np_dtype)
-    return arr.astype(np_dtype)
 
 
 def _no_grad_ctx():
@@ -913,6 +958,24 @@ def _bind_methods():
     Tensor.__neg__ = _F.neg
     Tensor.__getitem__ = _F.getitem
     Tensor.__pos__ = lambda self: self
+
+
+def _is_device(x):
+    """A device-like argument of ``to()``: a string that is not a dtype name."""
+    if not isinstance(x, str) or x in _dtype._BY_NAME:
+        return False
+    try:
+        _dtype.as_dtype(x)                      # a numpy name: 'f4', 'int64', ...
+    except TypeError:
+        return True
+    return False
+
+
+def _check_device(device):
+    if device is None or (isinstance(device, str) and device.split(":")[0] == "cpu"):
+        return
+    raise RuntimeError(f"to(): tensorplay tensors live on the CPU only; expected the "
+                       f"device 'cpu', got {device!r}")
 
 
 def _is_operand(x):

@@ -117,3 +117,84 @@ def test_contains_of_a_tensor_that_does_not_broadcast_raises():
     for lib in (torch, tp):
         with pytest.raises(RuntimeError, match="size"):
             lib.tensor([1.0, 2.0, 3.0]) in lib.tensor([[1.0, 2.0], [3.0, 4.0]])  # noqa: B015
+
+
+# ---------------------------------------------------------------- to()
+@pytest.mark.parametrize("call", [
+    lambda lib, x: x.to(lib.tensor([1, 2, 3])),
+    lambda lib, x: x.to(lib.tensor([1.0], dtype=lib.float64)),
+    lambda lib, x: x.to("cpu", lib.float64),
+    lambda lib, x: x.to(device="cpu", dtype=lib.int32),
+    lambda lib, x: x.to(None),
+    lambda lib, x: x.to("cpu"),
+    lambda lib, x: x.to(lib.float64, False, True),
+])
+def test_to_forms_match_pytorch(call):
+    want = call(torch, torch.tensor([1.5, -2.0]))
+    got = call(tp, tp.tensor([1.5, -2.0]))
+    assert str(got.dtype).split(".")[1] == str(want.dtype).split(".")[1]
+    assert got.tolist() == want.tolist()
+
+
+def test_to_another_tensor_is_differentiable_between_floats():
+    x = tp.tensor([1.0, 2.0], requires_grad=True)
+    x.to(tp.zeros(1, dtype=tp.float64)).sum().backward()
+    assert x.grad.dtype == tp.float32 and x.grad.tolist() == [1.0, 1.0]
+
+
+def test_to_bad_arguments_name_to_and_raise_what_pytorch_raises():
+    x = tp.tensor([1.0])
+    with pytest.raises(RuntimeError, match=r"to\(\).*'cpu'.*got 'a'"):
+        x.to("a")                           # a device string, to PyTorch too
+    with pytest.raises(RuntimeError):
+        torch.tensor([1.0]).to("a")
+    with pytest.raises(TypeError, match=r"to\(\): expected a dtype.*got 5"):
+        x.to(5)
+    with pytest.raises(TypeError, match=r"to\(\): expected a dtype.*got <object"):
+        x.to(object())
+
+
+def test_dtype_errors_name_the_function_given_the_dtype():
+    for name in ("a", "float16x"):
+        with pytest.raises(TypeError, match=rf"set_default_dtype\(\): .*got '{name}'"):
+            tp.set_default_dtype(name)
+        with pytest.raises(TypeError):
+            torch.set_default_dtype(name)
+    assert tp.get_default_dtype() is tp.float32
+    with pytest.raises(TypeError, match=r"zeros\(\): .*a Tensor \(pass tensor.dtype\)"):
+        tp.zeros(2, dtype=tp.tensor([1]))
+    assert tp.tensor([1.0]).to("f8").dtype is tp.float64     # numpy names still work
+
+
+# ---------------------------------------------------------------- casts that cannot hold
+@pytest.mark.parametrize("values, src, dst", [
+    ([float("nan")], tp.float32, tp.int64), ([float("inf")], tp.float64, tp.int32),
+    ([-float("inf")], tp.float32, tp.int64), ([3e9], tp.float32, tp.int32),
+    ([1e19], tp.float64, tp.int64), ([2 ** 40], tp.int64, tp.int32),
+    ([-2 ** 31 - 1], tp.int64, tp.int32),
+])
+def test_to_integer_refuses_values_it_cannot_hold_without_a_numpy_warning(values, src, dst):
+    # PyTorch writes undefined (float) or wrapped (int) values silently; tensorplay
+    # raises, as copy_ and tensor(..., dtype=) already do (test_boundary.py)
+    t = tp.tensor(values, dtype=src)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(RuntimeError, match=r"to\(\): value .* cannot be converted to "
+                                               r"type tensorplay.int"):
+            t.to(dst)
+
+
+def test_to_integer_truncates_in_range_values_like_pytorch():
+    vals = [-2147483648.0, 2147483647.0, -1.9, 1.9, 0.0]
+    for dst, tdst in ((tp.int32, torch.int32), (tp.int64, torch.int64)):
+        got = tp.tensor(vals, dtype=tp.float64).to(dst).tolist()
+        assert got == torch.tensor(vals, dtype=torch.float64).to(tdst).tolist()
+    assert tp.tensor([float("nan"), 0.0]).bool().tolist() == [True, False]
+
+
+def test_to_float32_of_huge_float64_is_inf_without_a_warning():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = tp.tensor([1e300, -1e300], dtype=tp.float64).float().tolist()
+    want = torch.tensor([1e300, -1e300], dtype=torch.float64).float().tolist()
+    assert got == want == [float("inf"), float("-inf")]
