@@ -198,3 +198,42 @@ def test_to_float32_of_huge_float64_is_inf_without_a_warning():
         got = tp.tensor([1e300, -1e300], dtype=tp.float64).float().tolist()
     want = torch.tensor([1e300, -1e300], dtype=torch.float64).float().tolist()
     assert got == want == [float("inf"), float("-inf")]
+
+
+# ---------------------------------------------------------------- tensor() of Tensors
+def _elements(lib):
+    w = lib.tensor([1.5, -2.0], requires_grad=True)
+    i32 = lib.tensor(3, dtype=lib.int32)
+    f64 = lib.tensor(0.25, dtype=lib.float64)
+    return {
+        "grad elements": [w[0], w[1]],
+        "grad elements, nested": [[w[0]], [w[1] * 2]],
+        "0-d int32s": [i32, i32],
+        "0-d int32 and an int": [i32, 5],
+        "0-d int32 and a float": [i32, 2.5],
+        "0-d float64 and a float": (f64, 2.5),
+        "0-d bool and an int": [lib.tensor(True), 1],
+        "one-element 1-d and a float": [lib.ones(1), 2.0],
+        "one-element 2-d tensors": [lib.ones(1, 1), lib.zeros(1, 1)],
+        "numpy float64 scalar": [np.float64(1.0), 2.5],
+        "numpy int32 scalar": [np.int32(1), 2],
+    }
+
+
+@pytest.mark.parametrize("case", list(_elements(tp)))
+def test_tensor_of_tensor_elements_matches_pytorch(case):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")     # PyTorch warns on a requires-grad scalar
+        want = torch.tensor(_elements(torch)[case])
+    got = tp.tensor(_elements(tp)[case])
+    assert got.dtype.name == str(want.dtype).split(".")[1]
+    assert got.shape == tuple(want.shape) and got.tolist() == want.tolist()
+    assert not got.requires_grad and got.grad_fn is None
+
+
+def test_tensor_of_same_shaped_tensors_stacks_them():
+    w = tp.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    t = tp.tensor([w[0], w[1] * 10])         # PyTorch refuses; tensorplay stacks
+    assert t.tolist() == [[1.0, 2.0], [30.0, 40.0]] and not t.requires_grad
+    with pytest.raises(ValueError, match=r"tensor\(\): could not build"):
+        tp.tensor([tp.ones(2), tp.ones(3)])
