@@ -52,8 +52,21 @@ _new = _TensorBase.__new__
 class Tensor(_TensorBase):
     """A multi-dimensional array of one dtype, with optional autograd history.
 
-    Create tensors with ``tensorplay.tensor``, ``zeros``, ``randn`` and friends;
-    ``Tensor(data)`` is the same as ``tensorplay.tensor(data)``.
+    Create tensors with ``tensorplay.tensor``, ``zeros``, ``randn`` and friends.
+    ``Tensor(...)`` is PyTorch's legacy constructor:
+
+    * ``Tensor()`` -- an empty 1-d tensor of the default float dtype;
+    * ``Tensor(2, 3)`` or ``Tensor(Size([2, 3]))`` -- a tensor of that shape
+      (PyTorch leaves it uninitialised; tensorplay fills it with zeros);
+    * ``Tensor(data)`` -- ``tensor(data)`` in the default float dtype (a list of
+      ints gives floats, as in PyTorch); a Tensor keeps its dtype;
+    * keywords ``dtype`` and ``requires_grad`` (tensorplay's additions) apply to all.
+
+    ``Tensor.__new__(Tensor)`` alone (copy, pickle) gives a valid empty tensor.
+
+    Raises:
+        TypeError: a single number that is not a size (``Tensor(2.5)``), or sizes
+            mixed with other types.  RuntimeError: a negative size.
 
     Attributes:
         grad (Tensor or None): gradient accumulated by ``backward()`` (leaves).
@@ -63,16 +76,45 @@ class Tensor(_TensorBase):
     # ``ndarray op Tensor`` defers to the Tensor's reflected operator.
     __array_ufunc__ = None
 
-    def __init__(self, data, *, dtype=None, requires_grad=False):
-        from tensorplay._creation import tensor
-        t = tensor(data, dtype=dtype, requires_grad=requires_grad)
+    def __new__(cls, *args, **kwargs):
+        # every field set, so that a bare ``Tensor.__new__(Tensor)`` is a usable
+        # empty tensor; the ops' results skip this (``_wrap`` calls the base's new)
+        t = _new(cls)
+        t._data = np.empty((0,), _dtype.get_default_dtype().numpy)
+        t._requires_grad = False
+        t._grad = None
+        t._grad_fn = None
+        t._version = [0]
+        t._tangent = None
+        t._tangent_level = None
+        return t
+
+    def __init__(self, *args, dtype=None, requires_grad=False):
+        from tensorplay import _creation
+        op = "Tensor"
+        if dtype is not None:
+            dtype = _dtype.as_dtype(dtype, op)
+        if len(args) == 1 and not isinstance(args[0], Size) and (
+                isinstance(args[0], (builtins.bool, np.bool_)) or
+                not isinstance(args[0], (int, np.integer))):
+            data = args[0]                      # Tensor(data); an int is a size
+            if not isinstance(data, (list, tuple, np.ndarray, Tensor)):
+                raise TypeError(f"{op}(): data must be a sequence, an ndarray or a Tensor "
+                                f"(got {type(data).__name__}); use tensorplay.tensor() for "
+                                f"a 0-d tensor")
+            if dtype is None and not isinstance(data, Tensor):
+                dtype = _dtype.get_default_dtype()
+            arr = _creation._to_array(data, dtype, op, copy=True)
+            self._set(_creation._finish(arr, requires_grad, op))
+            return
+        d = _dtype.get_default_dtype() if dtype is None else dtype
+        size = _creation._size(args, op)          # () for Tensor(): shape (0,)
+        arr = _creation._alloc(np.zeros, size if args else (0,), d, op)
+        self._set(_creation._finish(arr, requires_grad, op))
+
+    def _set(self, t):
         self._data = t._data
         self._requires_grad = t._requires_grad
-        self._grad = None
-        self._grad_fn = None
-        self._version = [0]
-        self._tangent = None
-        self._tangent_level = None
 
     @staticmethod
     def _wrap(arr):

@@ -237,3 +237,52 @@ def test_tensor_of_same_shaped_tensors_stacks_them():
     assert t.tolist() == [[1.0, 2.0], [30.0, 40.0]] and not t.requires_grad
     with pytest.raises(ValueError, match=r"tensor\(\): could not build"):
         tp.tensor([tp.ones(2), tp.ones(3)])
+
+
+# ---------------------------------------------------------------- legacy Tensor(...)
+@pytest.mark.parametrize("args", [(), (2, 3), (2,), (0,), "size", ((2, 3),), ([2, 3],),
+                                  ([[1, 2], [3, 4]],), ([True, False],), "ndarray",
+                                  "int tensor"])
+def test_legacy_constructor_matches_pytorch(args):
+    def build(lib):
+        if args == "size":
+            return lib.Tensor(lib.Size([2, 3]))
+        if args == "ndarray":
+            return lib.Tensor(np.arange(3, dtype=np.int64))
+        if args == "int tensor":
+            return lib.Tensor(lib.tensor([1, 2]))
+        return lib.Tensor(*args)
+    want, got = build(torch), build(tp)
+    assert got.shape == tuple(want.shape)
+    assert got.dtype.name == str(want.dtype).split(".")[1]
+    if args in ((2, 3), (2,), "size"):
+        assert not got.numpy().any()        # PyTorch leaves it uninitialised
+    else:
+        assert got.tolist() == want.tolist()
+
+
+@pytest.mark.parametrize("args, exc", [((2.5,), TypeError), ((2, 3.0), TypeError),
+                                       ((-1,), RuntimeError), ((None,), TypeError)])
+def test_legacy_constructor_bad_arguments_raise_what_pytorch_raises(args, exc):
+    with pytest.raises(exc):
+        torch.Tensor(*args)
+    with pytest.raises(exc, match=r"Tensor\(\)"):
+        tp.Tensor(*args)
+
+
+def test_legacy_constructor_keywords():
+    t = tp.Tensor(2, dtype=tp.int64)
+    assert t.dtype is tp.int64 and t.tolist() == [0, 0]
+    t = tp.Tensor([1, 2], requires_grad=True)
+    assert t.dtype is tp.float32 and t.requires_grad and t.is_leaf
+
+
+def test_bare_new_is_a_valid_empty_tensor_like_pytorch():
+    want = torch.Tensor.__new__(torch.Tensor)
+    t = tp.Tensor.__new__(tp.Tensor)
+    assert t.shape == tuple(want.shape) == (0,) and t.dtype is tp.float32
+    assert repr(t) == "tensor([])" and t.grad_fn is None and not t.requires_grad
+    assert (t + 1).shape == (0,) and t.sum().item() == 0.0
+    t.requires_grad_()
+    t.sum().backward()
+    assert t.grad.shape == (0,)
