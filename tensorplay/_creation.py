@@ -28,9 +28,10 @@ def manual_seed(seed):
     """Seed the generator behind ``rand``/``randn``/``randint``; returns the seed.
 
     Raises:
-        ValueError: a negative seed.  TypeError: a non-integer seed.
+        ValueError: a negative seed.  TypeError: a seed that is not an int (None,
+            floats and bools included; PyTorch truncates floats).
     """
-    seed = operator.index(seed)
+    seed = _int_arg(seed, "manual_seed", "seed")
     if seed < 0:
         raise ValueError(f"manual_seed(): seed must be non-negative, got {seed}")
     _rng[0] = np.random.default_rng(seed)
@@ -417,7 +418,19 @@ def full(size, fill_value, *, dtype=None, requires_grad=False):
 
 
 # ---------------------------------------------------------------- ranges
-def arange(start, end=None, step=1, *, dtype=None, requires_grad=False):
+class _Missing:
+    """The default of an argument whose omission changes the meaning of the others
+    (``arange(5)``, ``randint(5, (2,))``): unlike None, which is refused as a value."""
+    __slots__ = ()
+
+    def __repr__(self):
+        return "<omitted>"
+
+
+_MISSING = _Missing()
+
+
+def arange(start, end=_MISSING, step=1, *, dtype=None, requires_grad=False):
     """Values from ``start`` (default 0) up to but excluding ``end`` by ``step``.
 
     int64 when all of start/end/step are ints (or bools), else the default float
@@ -436,7 +449,7 @@ def arange(start, end=None, step=1, *, dtype=None, requires_grad=False):
         ValueError: an integer dtype with a step that truncates to 0 (PyTorch's type).
         NotImplementedError: ``dtype=bool`` (as PyTorch).
     """
-    if end is None:
+    if end is _MISSING:
         start, end = 0, start
     start, end, step = (_number(v, "arange", name)
                         for name, v in (("start", start), ("end", end), ("step", step)))
@@ -564,7 +577,7 @@ def randn(*size, dtype=None, requires_grad=False):
     return _finish(arr, requires_grad, "randn")
 
 
-def randint(low=0, high=None, size=None, *, dtype=None):
+def randint(low=0, high=_MISSING, size=_MISSING, *, dtype=None):
     """Integers uniform on [low, high) of shape ``size``: ``randint(high, size)`` or
     ``randint(low, high, size)`` (PyTorch's signatures); int64 by default.
 
@@ -572,14 +585,15 @@ def randint(low=0, high=None, size=None, *, dtype=None):
     PyTorch checks.  Float dtypes take the integers as floats.
 
     Raises:
-        TypeError: missing ``size``; a bound that is not an int (bools, floats).
+        TypeError: missing ``size``; a bound that is not an int (None, bools,
+            floats) or a size that is not a tuple of ints (None included).
         RuntimeError: ``low >= high``, a bound out of the dtype's range, or a bad size.
     """
-    if size is None:
-        if high is None:
+    if size is _MISSING:
+        if high is _MISSING:
             raise TypeError("randint(): missing the required argument 'size'")
         low, high, size = 0, low, high
-    elif high is None:
+    elif high is _MISSING:
         low, high = 0, low
     low = _int_arg(low, "randint", "low")
     high = _int_arg(high, "randint", "high")
@@ -648,10 +662,16 @@ def randn_like(input, *, dtype=None, requires_grad=False):
     return randn(shape, dtype=d, requires_grad=requires_grad)
 
 
-def randint_like(input, low=0, high=None, *, dtype=None):
+def randint_like(input, low=0, high=_MISSING, *, dtype=None):
     """Integers on [low, high) shaped like ``input`` (``randint_like(x, high)`` too);
-    the bounds are checked for the dtype as ``randint`` checks them."""
+    the bounds are checked for the dtype as ``randint`` checks them.
+
+    Raises:
+        TypeError: a bound that is not an int (None included).
+    """
     shape, d = _like(input, dtype, "randint_like")
-    if high is None:
+    if high is _MISSING:
         low, high = 0, low
+    low = _int_arg(low, "randint_like", "low")
+    high = _int_arg(high, "randint_like", "high")
     return randint(low, high, shape, dtype=d)
