@@ -492,9 +492,22 @@ class Tensor(_TensorBase):
         return self._data.shape[0]
 
     def __iter__(self):
+        """The rows ``self[0], self[1], ...`` (views, each differentiable).
+
+        Recording a graph, a long tensor is split in halves recursively and the
+        rows are taken from the small pieces: each row's backward then scatters
+        into a piece of a few rows instead of a zeros tensor of the full size, so
+        ``stack(list(x)).sum().backward()`` costs O(n log n) rather than O(n^2).
+
+        Raises:
+            TypeError: iteration over a 0-d tensor.
+        """
         if self._data.ndim == 0:
             raise TypeError("iteration over a 0-d tensor")
-        return (self[i] for i in range(self._data.shape[0]))
+        n = self._data.shape[0]
+        if n > _ITER_LEAF and self._requires_grad and STATE.grad_enabled:
+            return _iter_halving(self, n)
+        return (self[i] for i in range(n))
 
     def __bool__(self):
         if self._data.size != 1:
@@ -1000,6 +1013,28 @@ def _bind_methods():
     Tensor.__neg__ = _F.neg
     Tensor.__getitem__ = _F.getitem
     Tensor.__pos__ = lambda self: self
+
+
+# Iteration with a graph (Tensor.__iter__): pieces of at most _ITER_LEAF rows are
+# indexed row by row; longer ones are halved first (slices: views, one node each).
+_ITER_LEAF = 16
+
+
+def _iter_halving(t, n):
+    """Yield the rows of ``t`` (``n`` of them) in order, each ``piece[i]`` of a piece
+    made by halving ``t`` until it has at most ``_ITER_LEAF`` rows.  A row's VJP
+    allocates its piece's size, and a piece's that of its parent: O(n log n) in
+    all over the log2(n / _ITER_LEAF) levels, where ``t[i]`` per row is O(n^2)."""
+    stack = [(t, n)]
+    while stack:
+        piece, m = stack.pop()
+        if m <= _ITER_LEAF:
+            for i in range(m):
+                yield piece[i]
+        else:
+            h = m // 2
+            stack.append((piece[h:], m - h))
+            stack.append((piece[:h], h))
 
 
 def _is_device(x):

@@ -286,3 +286,53 @@ def test_bare_new_is_a_valid_empty_tensor_like_pytorch():
     t.requires_grad_()
     t.sum().backward()
     assert t.grad.shape == (0,)
+
+
+# ---------------------------------------------------------------- iteration
+@pytest.mark.parametrize("n", [1, 5, 16, 17, 100, 257])
+def test_iteration_rows_and_gradients_match_pytorch(n):
+    a = np.random.default_rng(n).standard_normal((n, 3))
+    grads, rows = [], []
+    for lib in (torch, tp):
+        x = lib.tensor(a, requires_grad=True)
+        rs = list(x)
+        rows.append([r.tolist() for r in rs])
+        w = lib.arange(n, dtype=lib.float64)
+        loss = (lib.stack([r * r for r in rs]).sum(dim=1) * w).sum() + rs[-1].sum()
+        loss.backward()
+        grads.append(x.grad.tolist())
+    assert rows[1] == rows[0] == a.tolist()
+    np.testing.assert_allclose(grads[1], grads[0], rtol=1e-12)
+
+
+def test_iteration_rows_are_views_with_history():
+    x = tp.randn(40, 2, requires_grad=True)
+    rows = list(x)
+    assert all(r.grad_fn is not None and r.shape == (2,) for r in rows)
+    with tp.no_grad():
+        assert all(r.grad_fn is None for r in x)
+    y = tp.randn(40, 2)
+    r = list(y)[30]
+    with tp.no_grad():
+        y.mul_(2)
+    assert r.tolist() == y[30].tolist()      # a view: sees the write
+
+
+def test_iteration_backward_allocates_n_log_n_not_n_squared(monkeypatch):
+    # each row's VJP (getitem_backward) allocates the piece it was taken from; one
+    # row of a plain x[i] scatters into zeros of all n rows: n^2 rows in all
+    from tensorplay._ops.registry import REGISTRY
+    op = REGISTRY["getitem_backward"]
+    total = [0]
+    forward = op.forward
+
+    def counting(g, shape, key):
+        out = forward(g, shape, key)
+        total[0] += out.shape[0] if out.ndim else 1
+        return out
+    monkeypatch.setattr(op, "forward", counting)
+    n = 4096
+    x = tp.randn(n, 2, requires_grad=True)
+    tp.stack(list(x)).sum().backward()
+    assert x.grad.numpy().min() == x.grad.numpy().max() == 1.0
+    assert total[0] < n * (16 + 2 * 12)     # n^2 = 1024 n before
