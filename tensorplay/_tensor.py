@@ -76,45 +76,23 @@ class Tensor(_TensorBase):
     # ``ndarray op Tensor`` defers to the Tensor's reflected operator.
     __array_ufunc__ = None
 
-    def __new__(cls, *args, **kwargs):
-        # every field set, so that a bare ``Tensor.__new__(Tensor)`` is a usable
-        # empty tensor; the ops' results skip this (``_wrap`` calls the base's new)
+    def __new__(cls, *args, dtype=None, requires_grad=False):
+        # The legacy constructor lives here, as in PyTorch (``__init__`` does
+        # nothing, so ``t.__init__(data)`` cannot swap a live tensor's storage).
+        # Every field is set, so a bare ``Tensor.__new__(Tensor)`` (copy, pickle)
+        # is a usable empty tensor; op results skip this (``_wrap`` calls the base's
+        # ``__new__``).
         t = _new(cls)
-        t._data = np.empty((0,), _dtype.get_default_dtype().numpy)
-        t._requires_grad = False
         t._grad = None
         t._grad_fn = None
         t._version = [0]
         t._tangent = None
         t._tangent_level = None
+        t._data, t._requires_grad = _legacy_data(args, dtype, requires_grad)
         return t
 
     def __init__(self, *args, dtype=None, requires_grad=False):
-        from tensorplay import _creation
-        op = "Tensor"
-        if dtype is not None:
-            dtype = _dtype.as_dtype(dtype, op)
-        if len(args) == 1 and not isinstance(args[0], Size) and (
-                isinstance(args[0], (builtins.bool, np.bool_)) or
-                not isinstance(args[0], (int, np.integer))):
-            data = args[0]                      # Tensor(data); an int is a size
-            if not isinstance(data, (list, tuple, np.ndarray, Tensor)):
-                raise TypeError(f"{op}(): data must be a sequence, an ndarray or a Tensor "
-                                f"(got {type(data).__name__}); use tensorplay.tensor() for "
-                                f"a 0-d tensor")
-            if dtype is None and not isinstance(data, Tensor):
-                dtype = _dtype.get_default_dtype()
-            arr = _creation._to_array(data, dtype, op, copy=True)
-            self._set(_creation._finish(arr, requires_grad, op))
-            return
-        d = _dtype.get_default_dtype() if dtype is None else dtype
-        size = _creation._size(args, op)          # () for Tensor(): shape (0,)
-        arr = _creation._alloc(np.zeros, size if args else (0,), d, op)
-        self._set(_creation._finish(arr, requires_grad, op))
-
-    def _set(self, t):
-        self._data = t._data
-        self._requires_grad = t._requires_grad
+        pass
 
     @staticmethod
     def _wrap(arr):
@@ -756,6 +734,32 @@ class Tensor(_TensorBase):
         new = self._data.copy()
         new[key] = val
         self._write("__setitem__", new)
+
+
+def _legacy_data(args, dtype, requires_grad):
+    """``(ndarray, requires_grad)`` for ``Tensor(*args, dtype=, requires_grad=)``
+    (see the Tensor docstring); errors name ``Tensor()``."""
+    from tensorplay import _creation
+    op = "Tensor"
+    if dtype is not None:
+        dtype = _dtype.as_dtype(dtype, op)
+    if len(args) == 1 and not isinstance(args[0], Size) and (
+            isinstance(args[0], (builtins.bool, np.bool_)) or
+            not isinstance(args[0], (int, np.integer))):
+        data = args[0]                          # Tensor(data); an int is a size
+        if not isinstance(data, (list, tuple, np.ndarray, Tensor)):
+            raise TypeError(f"{op}(): data must be a sequence, an ndarray or a Tensor "
+                            f"(got {type(data).__name__}); use tensorplay.tensor() for "
+                            f"a 0-d tensor")
+        if dtype is None and not isinstance(data, Tensor):
+            dtype = _dtype.get_default_dtype()
+        arr = _creation._to_array(data, dtype, op, copy=True)
+    else:
+        d = _dtype.get_default_dtype() if dtype is None else dtype
+        size = _creation._size(args, op) if args else (0,)    # Tensor(): shape (0,)
+        arr = _creation._alloc(np.zeros, size, d, op)
+    t = _creation._finish(arr, requires_grad, op)
+    return t._data, t._requires_grad
 
 
 def _wrap(arr):

@@ -336,3 +336,14 @@ def test_iteration_backward_allocates_n_log_n_not_n_squared(monkeypatch):
     tp.stack(list(x)).sum().backward()
     assert x.grad.numpy().min() == x.grad.numpy().max() == 1.0
     assert total[0] < n * (16 + 2 * 12)     # n^2 = 1024 n before
+
+
+def test_legacy_constructor_work_is_in_new_and_init_cannot_swap_storage():
+    want = torch.Tensor.__new__(torch.Tensor, 2, 3)
+    assert tp.Tensor.__new__(tp.Tensor, 2, 3).shape == tuple(want.shape)
+    assert tp.Tensor.__new__(tp.Tensor, [1, 2]).tolist() == [1.0, 2.0]
+    for lib in (torch, tp):
+        x = lib.tensor([1.0], requires_grad=True)
+        y = x * 2
+        y.__init__([5.0, 6.0])              # a no-op, as in PyTorch
+        assert y.tolist() == [2.0] and y.grad_fn is not None
