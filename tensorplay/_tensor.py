@@ -383,13 +383,15 @@ class Tensor(_TensorBase):
                 target = first
         if device is not None:
             _check_device(device)
+        if rest and not all(isinstance(a, (builtins.bool, np.bool_)) for a in rest[:2]):
+            raise TypeError(f"to(): expected non_blocking and copy (bools) after the "
+                            f"dtype, Tensor or device, got {rest!r}")
         if rest:                                # positional non_blocking, copy
             non_blocking = rest.pop(0)
         if rest:
             copy = rest.pop(0)
         if rest:
-            raise TypeError(f"to() takes at most 3 positional arguments after self, got "
-                            f"{len(args)}")
+            raise TypeError(f"to(): too many positional arguments: {args!r}")
         if target is None:
             return _F.clone(self) if copy else self
         d = _dtype.as_dtype(target, "to")

@@ -152,6 +152,12 @@ def test_to_bad_arguments_name_to_and_raise_what_pytorch_raises():
         x.to(5)
     with pytest.raises(TypeError, match=r"to\(\): expected a dtype.*got <object"):
         x.to(object())
+    for args in ((tp.ones(1), tp.float64), ("cpu", "cpu"), (tp.float64, False, True, True)):
+        with pytest.raises(TypeError, match=r"to\(\)"):
+            x.to(*args)
+        with pytest.raises(TypeError):
+            torch.ones(1).to(*[torch.ones(1) if isinstance(a, tp.Tensor) else
+                               torch.float64 if a is tp.float64 else a for a in args])
 
 
 def test_dtype_errors_name_the_function_given_the_dtype():
