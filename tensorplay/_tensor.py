@@ -169,6 +169,9 @@ class Tensor(_TensorBase):
             if not isinstance(value, Tensor):
                 raise TypeError(f"assigned grad expected to be a Tensor or None but got "
                                 f"grad of type {type(value).__name__}")
+            if value is self:
+                raise RuntimeError("can't assign Variable as its own grad (the next "
+                                   "backward would add into the tensor itself)")
             if value._data.shape != self._data.shape:
                 raise RuntimeError(f"assigned grad has data of a different size: "
                                    f"{list(value._data.shape)} vs the tensor's "
@@ -183,13 +186,15 @@ class Tensor(_TensorBase):
         """Whether gradients are computed for this tensor.
 
         Raises:
-            RuntimeError: on setting True for a non-floating tensor, or changing it
-                on a non-leaf tensor.
+            RuntimeError: on setting a value that is not a bool (PyTorch's type),
+                True for a non-floating tensor, or changing it on a non-leaf tensor.
         """
         return self._requires_grad
 
     @requires_grad.setter
     def requires_grad(self, value):
+        if not isinstance(value, (builtins.bool, np.bool_)):
+            raise RuntimeError(f"requires_grad must be a bool, got {type(value).__name__}")
         value = builtins.bool(value)
         if self._grad_fn is not None:
             if value:

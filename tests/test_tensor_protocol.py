@@ -353,3 +353,24 @@ def test_legacy_constructor_work_is_in_new_and_init_cannot_swap_storage():
         y = x * 2
         y.__init__([5.0, 6.0])              # a no-op, as in PyTorch
         assert y.tolist() == [2.0] and y.grad_fn is not None
+
+
+# ---------------------------------------------------------------- grad / requires_grad setters
+def test_grad_cannot_be_the_tensor_itself_like_pytorch():
+    for lib in (torch, tp):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        with pytest.raises(RuntimeError, match="its own grad"):
+            x.grad = x
+        assert x.grad is None
+
+
+@pytest.mark.parametrize("value", [None, 2, 1.0, "yes"])
+def test_requires_grad_must_be_a_bool_like_pytorch(value):
+    for lib in (torch, tp):
+        x = lib.tensor([1.0, 2.0])
+        with pytest.raises(RuntimeError, match="requires_grad must be a bool"):
+            x.requires_grad = value
+        assert x.requires_grad is False
+    x = tp.tensor([1.0])
+    x.requires_grad = np.bool_(True)
+    assert x.requires_grad is True
