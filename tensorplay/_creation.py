@@ -28,9 +28,10 @@ def manual_seed(seed):
     """Seed the generator behind ``rand``/``randn``/``randint``; returns the seed.
 
     Raises:
-        ValueError: a negative seed.  TypeError: a non-integer seed.
+        ValueError: a negative seed.  TypeError: a seed that is not an int (None,
+            floats and bools included; PyTorch truncates floats).
     """
-    seed = operator.index(seed)
+    seed = _int_arg(seed, "manual_seed", "seed")
     if seed < 0:
         raise ValueError(f"manual_seed(): seed must be non-negative, got {seed}")
     _rng[0] = np.random.default_rng(seed)
@@ -62,31 +63,59 @@ def _finish(arr, requires_grad, op):
 
 
 def _infer_dtype(data, op):
-    """The dtype ``tensor(data)`` takes: bool < int64 < default float, over all leaves."""
-    kinds = set()
+    """The dtype ``tensor(data)`` takes: the promotion (``promote_types``) of every
+    leaf's dtype, as PyTorch infers it -- Python floats count as the default float
+    dtype, ints as int64, bools as bool; Tensors, numpy scalars and ndarrays as
+    their own dtype (numpy dtypes tensorplay lacks as int64 or the default float).
+    An empty list gives the default float dtype."""
+    d = None
     stack = [data]
     while stack:
         x = stack.pop()
         if isinstance(x, Tensor):
-            kinds.add(x._data.dtype.kind)
+            leaf = x.dtype
         elif isinstance(x, (list, tuple)):
             stack.extend(x)
-        elif isinstance(x, (builtins.bool, np.bool_)):
-            kinds.add("b")
-        elif isinstance(x, (int, np.integer)):
-            kinds.add("i")
-        elif isinstance(x, (float, np.floating)):
-            kinds.add("f")
+            continue
+        elif isinstance(x, (np.ndarray, np.generic)) and x.dtype.kind in "biuf":
+            leaf = _dtype._FROM_NUMPY.get(x.dtype) or (
+                _dtype.get_default_dtype() if x.dtype.kind == "f" else _dtype.int64)
+        elif isinstance(x, builtins.bool):
+            leaf = _dtype.bool
+        elif isinstance(x, int):
+            leaf = _dtype.int64
+        elif isinstance(x, float):
+            leaf = _dtype.get_default_dtype()
         else:
             raise TypeError(f"{op}(): could not infer dtype of {type(x).__name__}; expected "
-                            f"numbers, nested lists of numbers, or an ndarray")
-    if "f" in kinds:
-        return _dtype.get_default_dtype()
-    if "i" in kinds or "u" in kinds:
-        return _dtype.int64
-    if "b" in kinds:
-        return _dtype.bool
-    return _dtype.get_default_dtype()    # empty list
+                            f"numbers, Tensors, nested lists of them, or an ndarray")
+        d = leaf if d is None else _dtype.promote_types(d, leaf)
+    return _dtype.get_default_dtype() if d is None else d
+
+
+def _unwrap_tensors(data):
+    """``data`` (a list or tuple) with every Tensor element replaced by its values:
+    a one-element Tensor by its Python number, whatever its dims (as PyTorch treats
+    it, so ``[ones(1), 2.0]`` has shape (2,)); a larger Tensor by its ndarray, so
+    that same-shaped Tensors stack (PyTorch refuses them).  Values only: no history
+    and no tangent, so a Tensor that requires grad is fine (PyTorch warns)."""
+    out = []
+    for x in data:
+        if isinstance(x, Tensor):
+            arr = x._data
+            out.append(arr.reshape(()).item() if arr.size == 1 else arr)
+        elif isinstance(x, (list, tuple)):
+            out.append(_unwrap_tensors(x))
+        else:
+            out.append(x)
+    return out
+
+
+def _has_tensor(data):
+    for x in data:
+        if isinstance(x, Tensor) or (isinstance(x, (list, tuple)) and _has_tensor(x)):
+            return True
+    return False
 
 
 def _to_array(data, dtype, op, copy):
@@ -107,6 +136,8 @@ def _to_array(data, dtype, op, copy):
             d = _dtype.from_numpy_dtype(data.dtype, op)
         else:
             d = _infer_dtype(data, op)
+        if isinstance(data, (list, tuple)) and _has_tensor(data):
+            data = _unwrap_tensors(data)
         return _from_python(data, d, op)
     if arr.dtype != d.numpy:
         # a cast copies; into an integer dtype it refuses nan, inf and values that
@@ -144,9 +175,14 @@ def tensor(data, *, dtype=None, requires_grad=False):
     """A new tensor holding a copy of ``data``.
 
     Args:
-        data: a number, a (nested) list/tuple of numbers, an ndarray or a Tensor.
-        dtype (dtype, optional): default: inferred -- Python floats give the default
-            float dtype (float32), ints int64, bools bool; ndarrays keep theirs.
+        data: a number, a (nested) list/tuple of numbers and Tensors, an ndarray or
+            a Tensor.  In a list, a one-element Tensor counts as its number (any
+            dims, as PyTorch) and larger same-shaped Tensors are stacked (PyTorch
+            refuses them); only the values are taken, never the history.
+        dtype (dtype, optional): default: inferred, as PyTorch does -- the
+            promotion of the elements' dtypes, where Python floats count as the
+            default float dtype (float32), ints as int64, bools as bool, and Tensors,
+            numpy scalars and ndarrays as their own dtype.
         requires_grad (bool): make a leaf that requires grad (floating dtypes only).
 
     Python floats bound for an integer dtype are truncated toward zero (PyTorch).
@@ -382,7 +418,19 @@ def full(size, fill_value, *, dtype=None, requires_grad=False):
 
 
 # ---------------------------------------------------------------- ranges
-def arange(start, end=None, step=1, *, dtype=None, requires_grad=False):
+class _Missing:
+    """The default of an argument whose omission changes the meaning of the others
+    (``arange(5)``, ``randint(5, (2,))``): unlike None, which is refused as a value."""
+    __slots__ = ()
+
+    def __repr__(self):
+        return "<omitted>"
+
+
+_MISSING = _Missing()
+
+
+def arange(start, end=_MISSING, step=1, *, dtype=None, requires_grad=False):
     """Values from ``start`` (default 0) up to but excluding ``end`` by ``step``.
 
     int64 when all of start/end/step are ints (or bools), else the default float
@@ -401,7 +449,7 @@ def arange(start, end=None, step=1, *, dtype=None, requires_grad=False):
         ValueError: an integer dtype with a step that truncates to 0 (PyTorch's type).
         NotImplementedError: ``dtype=bool`` (as PyTorch).
     """
-    if end is None:
+    if end is _MISSING:
         start, end = 0, start
     start, end, step = (_number(v, "arange", name)
                         for name, v in (("start", start), ("end", end), ("step", step)))
@@ -529,7 +577,7 @@ def randn(*size, dtype=None, requires_grad=False):
     return _finish(arr, requires_grad, "randn")
 
 
-def randint(low=0, high=None, size=None, *, dtype=None):
+def randint(low=0, high=_MISSING, size=_MISSING, *, dtype=None):
     """Integers uniform on [low, high) of shape ``size``: ``randint(high, size)`` or
     ``randint(low, high, size)`` (PyTorch's signatures); int64 by default.
 
@@ -537,14 +585,15 @@ def randint(low=0, high=None, size=None, *, dtype=None):
     PyTorch checks.  Float dtypes take the integers as floats.
 
     Raises:
-        TypeError: missing ``size``; a bound that is not an int (bools, floats).
+        TypeError: missing ``size``; a bound that is not an int (None, bools,
+            floats) or a size that is not a tuple of ints (None included).
         RuntimeError: ``low >= high``, a bound out of the dtype's range, or a bad size.
     """
-    if size is None:
-        if high is None:
+    if size is _MISSING:
+        if high is _MISSING:
             raise TypeError("randint(): missing the required argument 'size'")
         low, high, size = 0, low, high
-    elif high is None:
+    elif high is _MISSING:
         low, high = 0, low
     low = _int_arg(low, "randint", "low")
     high = _int_arg(high, "randint", "high")
@@ -613,10 +662,16 @@ def randn_like(input, *, dtype=None, requires_grad=False):
     return randn(shape, dtype=d, requires_grad=requires_grad)
 
 
-def randint_like(input, low=0, high=None, *, dtype=None):
+def randint_like(input, low=0, high=_MISSING, *, dtype=None):
     """Integers on [low, high) shaped like ``input`` (``randint_like(x, high)`` too);
-    the bounds are checked for the dtype as ``randint`` checks them."""
+    the bounds are checked for the dtype as ``randint`` checks them.
+
+    Raises:
+        TypeError: a bound that is not an int (None included).
+    """
     shape, d = _like(input, dtype, "randint_like")
-    if high is None:
+    if high is _MISSING:
         low, high = 0, low
+    low = _int_arg(low, "randint_like", "low")
+    high = _int_arg(high, "randint_like", "high")
     return randint(low, high, shape, dtype=d)

@@ -12,6 +12,7 @@ float32 tensor, ``int64 tensor * 2.5`` gives the default float dtype, and a floa
 0-d tensor does not upcast a float32 1-d tensor.
 """
 import builtins as _builtins
+import warnings as _warnings
 
 import numpy as np
 
@@ -64,7 +65,7 @@ def set_default_dtype(d):
     Raises:
         TypeError: when ``d`` is not a floating tensorplay dtype.
     """
-    d = as_dtype(d)
+    d = as_dtype(d, "set_default_dtype")
     if not d.is_floating_point:
         raise TypeError(f"set_default_dtype(): only floating dtypes are supported, got {d}")
     _default[0] = d
@@ -88,20 +89,36 @@ def as_dtype(d, op="to"):
     aliases ``"float"``, ``"double"``, ``"long"``, ``"int"``) or a numpy dtype/type.
 
     Raises:
-        TypeError: anything else, or an unsupported numpy dtype.
+        TypeError: anything else (None, an unknown name, a Tensor, a number), or an
+            unsupported numpy dtype; the message names ``op``.
     """
     if isinstance(d, dtype):
         return d
     if isinstance(d, str) and d in _BY_NAME:
         return _BY_NAME[d]
-    if d is None:               # np.dtype(None) would silently mean float64
-        raise TypeError(f"{op}(): expected a dtype such as tensorplay.float32, got None")
+    if d is None or isinstance(d, (_builtins.bool, int, float)) or \
+            type(d).__name__ == "Tensor":
+        # np.dtype(None) would silently mean float64; np.dtype(tensor) reads its
+        # .dtype and fails with a ValueError that prints the whole tensor
+        raise _not_a_dtype(op, d)
     try:
-        np_d = np.dtype(d)
-    except TypeError:
-        raise TypeError(f"{op}(): expected a dtype such as tensorplay.float32, got {d!r}") \
-            from None
+        if isinstance(d, str):
+            with _warnings.catch_warnings():    # np.dtype('a') warns (a deprecated alias)
+                _warnings.simplefilter("ignore", DeprecationWarning)
+                np_d = np.dtype(d)
+        else:
+            np_d = np.dtype(d)
+    except (TypeError, ValueError):
+        raise _not_a_dtype(op, d) from None
+    if isinstance(d, str) and np_d not in _FROM_NUMPY:    # 'a' is numpy's bytes dtype |S0
+        raise _not_a_dtype(op, d)
     return from_numpy_dtype(np_d, op)
+
+
+def _not_a_dtype(op, d):
+    what = "a Tensor (pass tensor.dtype)" if type(d).__name__ == "Tensor" else repr(d)
+    return TypeError(f"{op}(): expected a dtype such as tensorplay.float32 or one of the "
+                     f"names {', '.join(map(repr, _BY_NAME))}, got {what}")
 
 
 def promote_types(a, b):

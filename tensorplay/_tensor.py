@@ -42,7 +42,7 @@ class _TensorBase:
     C struct slots -- a Tensor is made for every op result -- while ``Tensor``
     stays an ordinary class that ``_bind_methods`` can add the op methods to.
     """
-    __slots__ = ("_data", "_requires_grad", "_grad", "grad_fn", "_version", "_tangent",
+    __slots__ = ("_data", "_requires_grad", "_grad", "_grad_fn", "_version", "_tangent",
                  "_tangent_level", "__weakref__")
 
 
@@ -52,8 +52,21 @@ _new = _TensorBase.__new__
 class Tensor(_TensorBase):
     """A multi-dimensional array of one dtype, with optional autograd history.
 
-    Create tensors with ``tensorplay.tensor``, ``zeros``, ``randn`` and friends;
-    ``Tensor(data)`` is the same as ``tensorplay.tensor(data)``.
+    Create tensors with ``tensorplay.tensor``, ``zeros``, ``randn`` and friends.
+    ``Tensor(...)`` is PyTorch's legacy constructor:
+
+    * ``Tensor()`` -- an empty 1-d tensor of the default float dtype;
+    * ``Tensor(2, 3)`` or ``Tensor(Size([2, 3]))`` -- a tensor of that shape
+      (PyTorch leaves it uninitialised; tensorplay fills it with zeros);
+    * ``Tensor(data)`` -- ``tensor(data)`` in the default float dtype (a list of
+      ints gives floats, as in PyTorch); a Tensor keeps its dtype;
+    * keywords ``dtype`` and ``requires_grad`` (tensorplay's additions) apply to all.
+
+    ``Tensor.__new__(Tensor)`` alone (copy, pickle) gives a valid empty tensor.
+
+    Raises:
+        TypeError: a single number that is not a size (``Tensor(2.5)``), or sizes
+            mixed with other types.  RuntimeError: a negative size.
 
     Attributes:
         grad (Tensor or None): gradient accumulated by ``backward()`` (leaves).
@@ -63,16 +76,23 @@ class Tensor(_TensorBase):
     # ``ndarray op Tensor`` defers to the Tensor's reflected operator.
     __array_ufunc__ = None
 
-    def __init__(self, data, *, dtype=None, requires_grad=False):
-        from tensorplay._creation import tensor
-        t = tensor(data, dtype=dtype, requires_grad=requires_grad)
-        self._data = t._data
-        self._requires_grad = t._requires_grad
-        self._grad = None
-        self.grad_fn = None
-        self._version = [0]
-        self._tangent = None
-        self._tangent_level = None
+    def __new__(cls, *args, dtype=None, requires_grad=False):
+        # The legacy constructor lives here, as in PyTorch (``__init__`` does
+        # nothing, so ``t.__init__(data)`` cannot swap a live tensor's storage).
+        # Every field is set, so a bare ``Tensor.__new__(Tensor)`` (copy, pickle)
+        # is a usable empty tensor; op results skip this (``_wrap`` calls the base's
+        # ``__new__``).
+        t = _new(cls)
+        t._grad = None
+        t._grad_fn = None
+        t._version = [0]
+        t._tangent = None
+        t._tangent_level = None
+        t._data, t._requires_grad = _legacy_data(args, dtype, requires_grad)
+        return t
+
+    def __init__(self, *args, dtype=None, requires_grad=False):
+        pass
 
     @staticmethod
     def _wrap(arr):
@@ -101,9 +121,33 @@ class Tensor(_TensorBase):
         return "cpu"
 
     @property
+    def grad_fn(self):
+        """The graph node that made this tensor (None for leaves).  Read-only.
+
+        The library records it in the ``_grad_fn`` slot; assigning would make a
+        leaf of a computed tensor or splice another graph in, so, as in PyTorch,
+        it cannot be set.
+
+        Raises:
+            AttributeError: on assignment or deletion.
+        """
+        return self._grad_fn
+
+    @grad_fn.setter
+    def grad_fn(self, value):
+        raise AttributeError(f"attribute 'grad_fn' of '{type(self).__name__}' objects is "
+                             f"not writable (the graph records it; use detach() for a "
+                             f"tensor without history)")
+
+    @grad_fn.deleter
+    def grad_fn(self):
+        raise AttributeError(f"attribute 'grad_fn' of '{type(self).__name__}' objects is "
+                             f"not writable")
+
+    @property
     def is_leaf(self):
         """True when the tensor was not made by a recorded op (``grad_fn is None``)."""
-        return self.grad_fn is None
+        return self._grad_fn is None
 
     @property
     def grad(self):
@@ -125,6 +169,9 @@ class Tensor(_TensorBase):
             if not isinstance(value, Tensor):
                 raise TypeError(f"assigned grad expected to be a Tensor or None but got "
                                 f"grad of type {type(value).__name__}")
+            if value is self:
+                raise RuntimeError("can't assign Variable as its own grad (the next "
+                                   "backward would add into the tensor itself)")
             if value._data.shape != self._data.shape:
                 raise RuntimeError(f"assigned grad has data of a different size: "
                                    f"{list(value._data.shape)} vs the tensor's "
@@ -139,15 +186,17 @@ class Tensor(_TensorBase):
         """Whether gradients are computed for this tensor.
 
         Raises:
-            RuntimeError: on setting True for a non-floating tensor, or changing it
-                on a non-leaf tensor.
+            RuntimeError: on setting a value that is not a bool (PyTorch's type),
+                True for a non-floating tensor, or changing it on a non-leaf tensor.
         """
         return self._requires_grad
 
     @requires_grad.setter
     def requires_grad(self, value):
+        if not isinstance(value, (builtins.bool, np.bool_)):
+            raise RuntimeError(f"requires_grad must be a bool, got {type(value).__name__}")
         value = builtins.bool(value)
-        if self.grad_fn is not None:
+        if self._grad_fn is not None:
             if value:
                 return
             raise RuntimeError(
@@ -170,13 +219,25 @@ class Tensor(_TensorBase):
 
         Unlike ``detach()``, in-place changes through it are not tracked: it has its
         own version counter, so saved tensors modified this way do not raise.
+
+        Assigning ``x.data = other`` makes ``x`` use ``other``'s storage (shape and
+        dtype included, as in PyTorch; a stale ``.grad`` of the old shape is then
+        refused by the next ``backward``).
+
+        Raises:
+            TypeError: assigning something other than a Tensor.
+            RuntimeError: assigning a non-floating tensor to one that requires grad.
         """
         return Tensor._wrap(self._data)
 
     @data.setter
     def data(self, other):
         if not isinstance(other, Tensor):
-            raise TypeError(f"Tensor.data: expected a Tensor, got {type(other).__name__}")
+            raise TypeError(f"Tensor.data: expected a Tensor to be assigned, but got "
+                            f"{type(other).__name__} (Variable data has to be a tensor)")
+        if self._requires_grad and other._data.dtype.kind != "f":
+            raise RuntimeError(f"Tensor.data: data set to a tensor that requires gradients "
+                               f"must be floating point or complex dtype, got {other.dtype}")
         self._data = other._data
 
     @property
@@ -284,7 +345,7 @@ class Tensor(_TensorBase):
 
     def detach_(self):
         """Make this tensor a leaf that does not require grad, in place."""
-        self.grad_fn = None
+        self._grad_fn = None
         self._requires_grad = False
         return self
 
@@ -296,15 +357,56 @@ class Tensor(_TensorBase):
         """Self when C-contiguous, else a differentiable contiguous copy."""
         return self if self._data.flags.c_contiguous else _F.clone(self)
 
-    def to(self, dtype, copy=False):
-        """This tensor cast to ``dtype`` (differentiable between float dtypes).
+    def to(self, *args, dtype=None, non_blocking=False, copy=False, device=None):
+        """This tensor cast to a dtype (differentiable between float dtypes).
 
-        ``to("cpu")`` is accepted and returns self.  Returns self when the dtype
-        already matches and ``copy`` is False.
+        PyTorch's forms: ``to(dtype, non_blocking=False, copy=False)``,
+        ``to(device=None, dtype=None, non_blocking=False, copy=False)`` and
+        ``to(other, non_blocking=False, copy=False)`` (``other``'s dtype).  The only
+        device is ``"cpu"``; ``non_blocking`` is accepted and ignored.  Returns self
+        when the dtype already matches and ``copy`` is False.
+
+        Casting floats to an integer dtype truncates toward zero and refuses nan,
+        inf and values out of range (PyTorch writes undefined values there), as
+        does narrowing int64 to int32 (PyTorch wraps): RuntimeError, as ``copy_``.
+
+        Raises:
+            TypeError: an argument that is not a dtype, a Tensor or a device.
+            RuntimeError: a device other than the CPU; values the dtype cannot hold.
         """
-        if isinstance(dtype, str) and dtype == "cpu":
-            return self
-        return _F.to_dtype(self, _dtype.as_dtype(dtype, "to"), copy)
+        target = dtype
+        rest = list(args)
+        if rest and not isinstance(rest[0], builtins.bool):
+            first = rest.pop(0)
+            if isinstance(first, Tensor):
+                target = first.dtype
+            elif first is None or _is_device(first):
+                _check_device(first)
+                if rest and not isinstance(rest[0], builtins.bool):
+                    target = rest.pop(0)
+            else:
+                target = first
+        if device is not None:
+            _check_device(device)
+        if rest and not all(isinstance(a, (builtins.bool, np.bool_)) for a in rest[:2]):
+            raise TypeError(f"to(): expected non_blocking and copy (bools) after the "
+                            f"dtype, Tensor or device, got {rest!r}")
+        if rest:                                # positional non_blocking, copy
+            non_blocking = rest.pop(0)
+        if rest:
+            copy = rest.pop(0)
+        if rest:
+            raise TypeError(f"to(): too many positional arguments: {args!r}")
+        if target is None:
+            return _F.clone(self) if copy else self
+        d = _dtype.as_dtype(target, "to")
+        src = self._data
+        if d.numpy.kind in "iu" and src.dtype != d.numpy:
+            _check_narrowing(src, d.numpy, "to")
+        elif d is _dtype.float32 and src.dtype == np.float64:
+            with np.errstate(over="ignore"):    # beyond float32's range: inf, as PyTorch
+                return _F.to_dtype(self, d, copy)
+        return _F.to_dtype(self, d, copy)
 
     def float(self):
         """Cast to float32."""
@@ -335,15 +437,62 @@ class Tensor(_TensorBase):
         return self.to(dtype)
 
     # ------------------------------------------------------------ python protocol
+    def __eq__(self, other):
+        """``self == other``: ``eq(self, other)`` for Tensors, numbers and ndarrays;
+        NotImplemented for anything else, so Python falls back to identity (``t ==
+        None`` is False, ``t in [None, t]`` works), as PyTorch does."""
+        try:
+            return _F.eq(self, other)
+        except TypeError:
+            if _is_operand(other):
+                raise
+            return NotImplemented
+
+    def __ne__(self, other):
+        """``self != other``: ``ne(self, other)``, or NotImplemented as ``__eq__``."""
+        try:
+            return _F.ne(self, other)
+        except TypeError:
+            if _is_operand(other):
+                raise
+            return NotImplemented
+
+    def __contains__(self, element):
+        """``element in self``: ``(element == self).any()`` for numbers and Tensors
+        (broadcasting, as PyTorch).
+
+        Raises:
+            RuntimeError: an element that is neither a Tensor nor a number (as
+                PyTorch), or a Tensor that does not broadcast with self.
+        """
+        if not isinstance(element, (Tensor, builtins.bool, int, float, np.bool_,
+                                    np.integer, np.floating)):
+            raise RuntimeError(f"Tensor.__contains__ only supports Tensor or scalar, but "
+                               f"you passed in a {type(element)}.")
+        return builtins.bool(_F.eq(element, self)._data.any())
+
     def __len__(self):
         if self._data.ndim == 0:
             raise TypeError("len() of a 0-d tensor")
         return self._data.shape[0]
 
     def __iter__(self):
+        """The rows ``self[0], self[1], ...`` (views, each differentiable).
+
+        Recording a graph, a long tensor is split in halves recursively and the
+        rows are taken from the small pieces: each row's backward then scatters
+        into a piece of a few rows instead of a zeros tensor of the full size, so
+        ``stack(list(x)).sum().backward()`` costs O(n log n) rather than O(n^2).
+
+        Raises:
+            TypeError: iteration over a 0-d tensor.
+        """
         if self._data.ndim == 0:
             raise TypeError("iteration over a 0-d tensor")
-        return (self[i] for i in range(self._data.shape[0]))
+        n = self._data.shape[0]
+        if n > _ITER_LEAF and self._requires_grad and STATE.grad_enabled:
+            return _iter_halving(self, n)
+        return (self[i] for i in range(n))
 
     def __bool__(self):
         if self._data.size != 1:
@@ -371,7 +520,7 @@ class Tensor(_TensorBase):
         return _format(self)
 
     def __getstate__(self):
-        if self.grad_fn is not None:
+        if self._grad_fn is not None:
             raise RuntimeError("Can't pickle a non-leaf Tensor (it has a grad_fn); "
                                "detach() it first.")
         return {"data": self._data, "requires_grad": self._requires_grad, "grad": self._grad}
@@ -380,7 +529,7 @@ class Tensor(_TensorBase):
         self._data = state["data"]
         self._requires_grad = state["requires_grad"]
         self._grad = state["grad"]
-        self.grad_fn = None
+        self._grad_fn = None
         self._version = [0]
         self._tangent = None
         self._tangent_level = None
@@ -402,7 +551,7 @@ class Tensor(_TensorBase):
     # counter shared with views.
     def _check_writable(self, name):
         if STATE.grad_enabled and self._requires_grad:
-            if self.grad_fn is None:
+            if self._grad_fn is None:
                 raise RuntimeError(
                     f"{name}(): a leaf Variable that requires grad is being used in an "
                     f"in-place operation. Wrap it in tensorplay.no_grad() to update it.")
@@ -594,13 +743,39 @@ class Tensor(_TensorBase):
         self._write("__setitem__", new)
 
 
+def _legacy_data(args, dtype, requires_grad):
+    """``(ndarray, requires_grad)`` for ``Tensor(*args, dtype=, requires_grad=)``
+    (see the Tensor docstring); errors name ``Tensor()``."""
+    from tensorplay import _creation
+    op = "Tensor"
+    if dtype is not None:
+        dtype = _dtype.as_dtype(dtype, op)
+    if len(args) == 1 and not isinstance(args[0], Size) and (
+            isinstance(args[0], (builtins.bool, np.bool_)) or
+            not isinstance(args[0], (int, np.integer))):
+        data = args[0]                          # Tensor(data); an int is a size
+        if not isinstance(data, (list, tuple, np.ndarray, Tensor)):
+            raise TypeError(f"{op}(): data must be a sequence, an ndarray or a Tensor "
+                            f"(got {type(data).__name__}); use tensorplay.tensor() for "
+                            f"a 0-d tensor")
+        if dtype is None and not isinstance(data, Tensor):
+            dtype = _dtype.get_default_dtype()
+        arr = _creation._to_array(data, dtype, op, copy=True)
+    else:
+        d = _dtype.get_default_dtype() if dtype is None else dtype
+        size = _creation._size(args, op) if args else (0,)    # Tensor(): shape (0,)
+        arr = _creation._alloc(np.zeros, size, d, op)
+    t = _creation._finish(arr, requires_grad, op)
+    return t._data, t._requires_grad
+
+
 def _wrap(arr):
     """``Tensor._wrap``: a new Tensor on ``arr`` (no copy), no history, version 0."""
     t = _new(Tensor)
     t._data = arr
     t._requires_grad = False
     t._grad = None
-    t.grad_fn = None
+    t._grad_fn = None
     t._version = [0]
     t._tangent = None
     t._tangent_level = None
@@ -667,6 +842,13 @@ def _checked_cast(arr, np_dtype, name):
     """
     if arr.dtype == np_dtype:
         return arr
+    _check_narrowing(arr, np_dtype, name)
+    return arr.astype(np_dtype)
+
+
+def _check_narrowing(arr, np_dtype, name):
+    """Raise ``_checked_cast``'s RuntimeError unless every element of ``arr`` fits
+    ``np_dtype`` (no-op for non-integer targets)."""
     if np_dtype.kind in "iu" and arr.dtype.kind in "fiu" and arr.size:
         info = np.iinfo(np_dtype)
         if arr.dtype.kind == "f":
@@ -680,7 +862,6 @@ def _checked_cast(arr, np_dtype, name):
             lo, hi = arr.min(), arr.max()
             if not (info.min <= lo and hi <= info.max):
                 raise _overflow(name, lo if lo < info.min else hi, np_dtype)
-    return arr.astype(np_dtype)
 
 
 def _no_grad_ctx():
@@ -800,8 +981,8 @@ def _format(t):
             body = _nested_str(values, shown.ndim, cut, indent, fmt, width)
         if d is not default and d is not _dtype.int64 and d is not _dtype.bool:
             suffixes.append(f"dtype={d!r}")
-    if t.grad_fn is not None:
-        suffixes.append(f"grad_fn=<{t.grad_fn.name()}>")
+    if t._grad_fn is not None:
+        suffixes.append(f"grad_fn=<{t._grad_fn.name()}>")
     elif t._requires_grad:
         suffixes.append("requires_grad=True")
     if t._tangent is not None and t._tangent_level == STATE.fw_level:
@@ -838,11 +1019,59 @@ def _bind_methods():
         fn = getattr(_F, name)
         setattr(Tensor, f"__{dunder}__", fn)
         setattr(Tensor, f"__r{dunder}__", _reflected(fn))
-    for dunder in ("eq", "ne", "lt", "le", "gt", "ge"):
+    for dunder in ("lt", "le", "gt", "ge"):    # __eq__/__ne__ are methods (identity fallback)
         setattr(Tensor, f"__{dunder}__", getattr(_F, dunder))
     Tensor.__neg__ = _F.neg
     Tensor.__getitem__ = _F.getitem
     Tensor.__pos__ = lambda self: self
+
+
+# Iteration with a graph (Tensor.__iter__): pieces of at most _ITER_LEAF rows are
+# indexed row by row; longer ones are halved first (slices: views, one node each).
+_ITER_LEAF = 16
+
+
+def _iter_halving(t, n):
+    """Yield the rows of ``t`` (``n`` of them) in order, each ``piece[i]`` of a piece
+    made by halving ``t`` until it has at most ``_ITER_LEAF`` rows.  A row's VJP
+    allocates its piece's size, and a piece's that of its parent: O(n log n) in
+    all over the log2(n / _ITER_LEAF) levels, where ``t[i]`` per row is O(n^2)."""
+    stack = [(t, n)]
+    while stack:
+        piece, m = stack.pop()
+        if m <= _ITER_LEAF:
+            for i in range(m):
+                yield piece[i]
+        else:
+            h = m // 2
+            stack.append((piece[h:], m - h))
+            stack.append((piece[:h], h))
+
+
+def _is_device(x):
+    """A device-like argument of ``to()``: a string that is not a dtype name."""
+    if not isinstance(x, str) or x in _dtype._BY_NAME:
+        return False
+    try:
+        _dtype.as_dtype(x)                      # a numpy name: 'f4', 'int64', ...
+    except TypeError:
+        return True
+    return False
+
+
+def _check_device(device):
+    if device is None or (isinstance(device, str) and device.split(":")[0] == "cpu"):
+        return
+    raise RuntimeError(f"to(): tensorplay tensors live on the CPU only; expected the "
+                       f"device 'cpu', got {device!r}")
+
+
+def _is_operand(x):
+    """True for the operand types the elementwise ops take (Tensors, real numbers,
+    ndarrays): for those a TypeError from ``eq`` is a real error, for anything
+    else ``==`` falls back to identity."""
+    return isinstance(x, (Tensor, builtins.bool, int, float, np.bool_, np.integer,
+                          np.floating, np.ndarray))
 
 
 def _reflected(fn):

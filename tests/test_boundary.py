@@ -747,3 +747,38 @@ def test_tensor_of_uint64_array_refuses_values_beyond_int64():
         tp.tensor(big, dtype=I64)
     assert tp.tensor(np.array([2 ** 63 - 1, 1], dtype=np.uint64), dtype=I64).tolist() == \
         [2 ** 63 - 1, 1]
+
+
+# manual_seed and the creation functions given None where a number is needed: a
+# TypeError naming the function and the argument (PyTorch's type), never a bare
+# Python error or a misleading one (randint(0, 3, None) used to say "from=0 >= to=0")
+@pytest.mark.parametrize("call, match", [
+    (lambda: tp.manual_seed(None), r"manual_seed\(\): argument 'seed' must be int, not None"),
+    (lambda: tp.manual_seed(1.5), r"manual_seed\(\): argument 'seed' must be int, not float"),
+    (lambda: tp.randint(0, 3, None), r"randint\(\): argument 'size'"),
+    (lambda: tp.randint(3, None), r"randint\(\): argument 'size'"),
+    (lambda: tp.randint(None, 3, (2,)), r"randint\(\): argument 'low' must be int"),
+    (lambda: tp.arange(0, None), r"arange\(\): argument 'end' must be a real number"),
+    (lambda: tp.randint_like(tp.ones(2), None), r"randint_like\(\): argument 'high'"),
+    (lambda: tp.randint_like(tp.ones(2), 0, None), r"randint_like\(\): argument 'high'"),
+])
+def test_none_where_a_number_is_needed_is_a_named_type_error(call, match):
+    with pytest.raises(TypeError, match=match):
+        call()
+
+
+def test_pytorch_raises_type_error_for_the_same_none_arguments():
+    torch = pytest.importorskip("torch")
+    for call in (lambda: torch.manual_seed(None), lambda: torch.randint(0, 3, None),
+                 lambda: torch.randint(3, None), lambda: torch.arange(0, None),
+                 lambda: torch.randint_like(torch.ones(2), None)):
+        with pytest.raises(TypeError):
+            call()
+
+
+def test_omitted_arguments_still_mean_what_they_did():
+    assert tp.arange(3).tolist() == [0, 1, 2]
+    assert tp.randint(5, (3,)).shape == (3,) and min(tp.randint(2, 5, size=(2,)).tolist()) >= 2
+    assert tp.randint(5, size=(2,)).shape == (2,)
+    assert max(tp.randint_like(tp.ones(4), 3).tolist()) < 3
+    assert tp.manual_seed(np.int64(3)) == 3

@@ -147,7 +147,7 @@ def _propagate_tangent(op, inputs, out, params, state):
         tangent = tangent.to(out.dtype)
     out._tangent = tangent
     out._tangent_level = level
-    if tangent.grad_fn is not None:
+    if tangent._grad_fn is not None:
         # a recorded tangent may hold ``out`` (rules that read the output): a cycle
         # out -> tangent -> its node -> out, broken when the level exits
         state.fw_cycles.append(_weakref(out))

@@ -48,7 +48,7 @@ def _as_tuple(x, name):
 
 
 def _key(t):
-    return t.grad_fn if t.grad_fn is not None else t
+    return t._grad_fn if t._grad_fn is not None else t
 
 
 def _no_grad_error(msg):

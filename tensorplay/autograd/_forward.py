@@ -68,7 +68,7 @@ def exit_dual_level(*, level=None):
             continue
         t._tangent = None
         t._tangent_level = None
-        node = t.grad_fn
+        node = t._grad_fn
         if node is not None and node.out_tangent is not None and node.out_tangent[1] == lvl:
             node.out_tangent = None
 

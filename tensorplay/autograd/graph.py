@@ -78,7 +78,7 @@ class Node:
         i = 0
         for t in inputs:
             if t._requires_grad and vjp[i] is not None:
-                fn = t.grad_fn
+                fn = t._grad_fn
                 edges.append(t if fn is None else fn)
             else:
                 edges.append(None)
@@ -99,7 +99,7 @@ class Node:
             self.out_data = None
         self.out_tangent = None
         self.freed = False
-        out.grad_fn = self
+        out._grad_fn = self
         out._requires_grad = True
 
     def name(self):
@@ -134,7 +134,7 @@ class Node:
                         f"modified by an inplace operation: input {i} of {op.node_name} "
                         f"is at version {t._version[0]}; expected version {v} instead.")
                 e = edges[i]
-                if e is not None and type(e) is Node and t.grad_fn is not e:
+                if e is not None and type(e) is Node and t._grad_fn is not e:
                     raise RuntimeError(
                         f"Trying to use a saved tensor that has been detached in-place, "
                         f"i.e. with .detach_(): input {i} of {op.node_name}. If you need "
@@ -151,7 +151,7 @@ class Node:
                     f"is at version {counter[0]}; expected version {v} instead.")
             out = _wrap(self.out_data)
             out._version = counter
-            out.grad_fn = self
+            out._grad_fn = self
             out._requires_grad = True
             if self.out_tangent is not None:
                 out._tangent, out._tangent_level = self.out_tangent
