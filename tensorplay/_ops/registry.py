@@ -43,12 +43,16 @@ class OpDef:
         jvp: forward-mode rule, ``(tangents, out, *inputs, **params) -> Tensor``.
         save_inputs / save_out (bool): what the VJP rules read; only that is kept.
         view (bool): the output shares storage (and the version counter) with input 0.
+        pack_inputs (bool): VJP rules take the inputs as one tuple,
+            ``rule(g, out, inputs, **params)``, for variadic primitives (``stack``):
+            spreading k inputs into each of k rule calls would make the backward
+            O(k^2).
         node_name (str): PyTorch-style ``grad_fn`` name, e.g. ``"ExpBackward0"``.
     """
     __slots__ = ("name", "forward", "vjp", "jvp", "save_inputs", "save_out", "view",
-                 "node_name")
+                 "pack_inputs", "node_name")
 
-    def __init__(self, name, forward, vjp, jvp, saves=(), view=False):
+    def __init__(self, name, forward, vjp, jvp, saves=(), view=False, pack_inputs=False):
         unknown = set(saves) - {"inputs", "out"}
         if unknown:
             raise ValueError(f"defop({name!r}): saves may hold 'inputs' and 'out', got {unknown}")
@@ -59,6 +63,7 @@ class OpDef:
         self.save_inputs = "inputs" in saves
         self.save_out = "out" in saves
         self.view = view
+        self.pack_inputs = pack_inputs
         self.node_name = "".join(p.capitalize() for p in name.split("_")) + "Backward0"
 
     def __repr__(self):
@@ -68,11 +73,11 @@ class OpDef:
 REGISTRY: dict = {}
 
 
-def defop(name, forward, vjp, jvp, *, saves=(), view=False):
+def defop(name, forward, vjp, jvp, *, saves=(), view=False, pack_inputs=False):
     """Register a primitive and return its ``OpDef`` (see the module docstring)."""
     if name in REGISTRY:
         raise ValueError(f"defop(): primitive {name!r} is already registered")
-    op = OpDef(name, forward, vjp, jvp, saves, view)
+    op = OpDef(name, forward, vjp, jvp, saves, view, pack_inputs)
     REGISTRY[name] = op
     return op
 

@@ -356,7 +356,7 @@ class _StackVJP:
     """stack's VJP for input i selects slice i along ``dim`` (variadic inputs)."""
 
     def __getitem__(self, i):
-        def rule(g, out, *inputs, dim):
+        def rule(g, out, inputs, dim):          # pack_inputs: inputs is one tuple
             return g[(slice(None),) * dim + (i,)]
         return rule
 
@@ -365,7 +365,8 @@ _stack = defop("stack", lambda *xs, dim: np.stack(xs, axis=dim),
                vjp=_StackVJP(),
                jvp=lambda ts, out, *xs, dim: stack(
                    [t if t is not None else Tensor._wrap(np.zeros(x.shape, x._data.dtype))
-                    for t, x in zip(ts, xs)], dim))
+                    for t, x in zip(ts, xs)], dim),
+               pack_inputs=True)
 
 
 def stack(tensors, dim=0):

@@ -256,6 +256,7 @@ def _run_backward(roots, root_grads, targets, retain_graph, create_graph):
                 continue
             node = key
             vjp = node.op.vjp
+            packed = node.op.pack_inputs
             out, inputs = node._unpack()
             params = node.params
             in_meta = node.in_meta
@@ -265,7 +266,9 @@ def _run_backward(roots, root_grads, targets, retain_graph, create_graph):
                 i += 1
                 if edge is None or not reaches[edge]:
                     continue
-                if params:
+                if packed:              # variadic: one tuple, not k arguments
+                    gi = vjp[i](g, out, inputs, **params)
+                elif params:
                     gi = vjp[i](g, out, *inputs, **params)
                 elif n_in == 2:         # no argument tuple to build (compiled)
                     gi = vjp[i](g, out, inputs[0], inputs[1])
