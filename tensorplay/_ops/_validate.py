@@ -1,0 +1,455 @@
+"""Declared argument checks for the public ops (STYLE.md A12): one description per
+op, one shared checker, PyTorch's exception types.
+
+Every public op states its arguments once, as a ``Signature`` of typed
+parameters::
+
+    _check_sum = declare(Signature(
+        "sum", TensorArg("input"), DimsArg("dim", default=None),
+        BoolArg("keepdim", default=False)))
+
+    def sum(input, dim=None, keepdim=False, *, dtype=None):
+        input, dims, keepdim = _check_sum(input, dim, keepdim)
+
+``declare`` compiles the signature into a checker at import time and records it
+in ``SIGNATURES`` (keyed by op name), which the fuzzer (``tests/test_fuzz.py``)
+reads to draw valid and invalid arguments: the declaration is the contract, and
+the tests hold the op to it.  A new op is checked -- and fuzzed -- by declaring
+its signature and adding its op-table row; nothing else.
+
+The checker takes the op's arguments positionally, in declared order, and
+returns them validated and normalised (dims as sorted non-negative tuples,
+integer inputs of float math cast to float, operands promoted).  It raises
+before any kernel runs and before anything is modified:
+
+==================================  ==============================================
+problem                             exception (PyTorch's type)
+==================================  ==============================================
+non-Tensor where a Tensor is due    TypeError
+non-integer dim / index, bool dim   TypeError
+dim out of range                    IndexError
+repeated dim, not a permutation     RuntimeError
+shapes that do not broadcast/match  RuntimeError
+dtype the op has no kernel for      NotImplementedError (a RuntimeError subclass)
+dtype that makes no sense           RuntimeError (``exc=`` per parameter)
+integer argument out of its range   RuntimeError (``exc=`` per parameter)
+==================================  ==============================================
+
+Two shapes of signature sit on every hot path and are compiled into the
+closures of ``_common.tensor_checker`` (one Tensor argument) and
+``_common.binary_checker`` (two promoted operands): ``_common`` is compiled with
+Cython, so those checks cost what the hand-written ones did.  Every other
+signature runs the generic checker below (plain Python; a few hundred ns).
+"""
+import operator
+
+import numpy as np
+
+from tensorplay import _dtype
+from tensorplay._ops._common import (_broadcast_error, binary_checker, broadcast_shape,
+                                     describe_kinds, dtype_error, kind_of, normalize_dim,
+                                     normalize_dims, not_tensor_error, promote,
+                                     tensor_checker)
+from tensorplay._tensor import Tensor
+
+__all__ = ["TensorArg", "TensorListArg", "DimArg", "DimsArg", "PermArg", "BoolArg",
+           "IntArg", "SizesArg", "DtypeArg", "Signature", "declare", "SIGNATURES"]
+
+_REQUIRED = object()
+
+
+class Param:
+    """One declared argument: its name and default (``required`` when it has none)."""
+    __slots__ = ("name", "default")
+
+    def __init__(self, name, default=_REQUIRED):
+        self.name = name
+        self.default = default
+
+    @property
+    def required(self):
+        return self.default is _REQUIRED
+
+    def __repr__(self):
+        return f"{type(self).__name__}({self.name!r})"
+
+
+class TensorArg(Param):
+    """A Tensor argument.
+
+    Args:
+        kinds (str): dtype kinds accepted: ``"f"`` float32/float64, ``"i"``
+            int32/int64, ``"b"`` bool.
+        numbers (bool): a Python number is accepted too (promoted with the other
+            operands, PyTorch's rules).
+        to_float (bool): integer and bool tensors are cast to the default float
+            dtype (float-valued math such as ``exp``).
+        min_ndim (int): fewer dims raise RuntimeError.
+        exc (type): the exception for a dtype outside ``kinds``.
+        message (str): extra text for that error.
+    """
+    __slots__ = ("kinds", "numbers", "to_float", "min_ndim", "exc", "message")
+
+    def __init__(self, name, kinds="fib", *, numbers=False, to_float=False, min_ndim=0,
+                 exc=NotImplementedError, message=None, default=_REQUIRED):
+        super().__init__(name, default)
+        self.kinds, self.numbers, self.to_float = kinds, numbers, to_float
+        self.min_ndim, self.exc, self.message = min_ndim, exc, message
+
+
+class TensorListArg(Param):
+    """A non-empty list or tuple of Tensors of dtype kinds ``kinds`` (``stack``)."""
+    __slots__ = ("kinds",)
+
+    def __init__(self, name, kinds="fib", default=_REQUIRED):
+        super().__init__(name, default)
+        self.kinds = kinds
+
+
+class DimArg(Param):
+    """One dim of the tensor argument ``of``: an int in ``[-n, n)`` with
+    ``n = max(of.ndim + extra, 1)`` (``extra=1`` where a dim is inserted:
+    ``unsqueeze``, ``stack``).  Normalised to ``[0, n)``."""
+    __slots__ = ("of", "extra")
+
+    def __init__(self, name, of="input", extra=0, default=_REQUIRED):
+        super().__init__(name, default)
+        self.of, self.extra = of, extra
+
+
+class DimsArg(Param):
+    """``None``, an int or a sequence of distinct ints, dims of ``of``; normalised to
+    a sorted tuple (``None`` and ``()`` mean every dim)."""
+    __slots__ = ("of",)
+
+    def __init__(self, name, of="input", default=_REQUIRED):
+        super().__init__(name, default)
+        self.of = of
+
+
+class PermArg(Param):
+    """A permutation of ``range(of.ndim)`` (negative dims allowed); normalised."""
+    __slots__ = ("of",)
+
+    def __init__(self, name, of="input", default=_REQUIRED):
+        super().__init__(name, default)
+        self.of = of
+
+
+class BoolArg(Param):
+    """A bool (Python or numpy); anything else raises TypeError."""
+    __slots__ = ()
+
+
+class IntArg(Param):
+    """An integer (not bool) in ``[lo, hi]`` (either bound may be None); outside it
+    raises ``exc`` (RuntimeError by default)."""
+    __slots__ = ("lo", "hi", "exc")
+
+    def __init__(self, name, lo=None, hi=None, exc=RuntimeError, default=_REQUIRED):
+        super().__init__(name, default)
+        self.lo, self.hi, self.exc = lo, hi, exc
+
+
+class SizesArg(Param):
+    """A shape: a sequence of integers (the op checks the values against the input)."""
+    __slots__ = ()
+
+
+class DtypeArg(Param):
+    """A tensorplay dtype (``None`` allowed when it is the default)."""
+    __slots__ = ()
+
+
+class Signature:
+    """The declared arguments of one public op.
+
+    Args:
+        op (str): the op's name, as errors print it.
+        *params (Param): the arguments in positional order.
+        promote (tuple of str): Tensor arguments promoted to one dtype
+            (PyTorch's rules; Python numbers allowed where declared).
+        float_result (bool): the promoted dtype is at least the default float.
+        result_kinds (str): dtype kinds the promoted dtype may have.
+        result_exc (type): the exception when it has another.
+        broadcast (tuple of str): Tensor arguments whose shapes must broadcast.
+        same_shape (tuple of str): Tensor arguments of one shape.
+        same_dtype (tuple of str): Tensor arguments of one dtype (no promotion).
+        public (str): the public function's name in ``tensorplay._ops`` when it
+            differs from ``op`` (``to`` is ``to_dtype``).
+    """
+
+    def __init__(self, op, *params, promote=(), float_result=False, result_kinds="fib",
+                 result_exc=NotImplementedError, broadcast=(), same_shape=(), same_dtype=(),
+                 public=None):
+        self.op = op
+        self.params = params
+        self.names = tuple(p.name for p in params)
+        for group in (promote, broadcast, same_shape, same_dtype):
+            unknown = set(group) - set(self.names)
+            if unknown:
+                raise ValueError(f"Signature({op!r}): unknown arguments {sorted(unknown)}")
+        self.promote, self.float_result = tuple(promote), float_result
+        self.result_kinds, self.result_exc = result_kinds, result_exc
+        self.broadcast, self.same_shape = tuple(broadcast), tuple(same_shape)
+        self.same_dtype = tuple(same_dtype)
+        self.public = public or op
+
+    def param(self, name):
+        """The declared parameter called ``name``."""
+        return self.params[self.names.index(name)]
+
+    def tensors(self):
+        """The TensorArg parameters."""
+        return [p for p in self.params if isinstance(p, TensorArg)]
+
+    def __repr__(self):
+        return f"<Signature {self.op}({', '.join(self.names)})>"
+
+
+SIGNATURES: dict = {}
+
+
+def declare(sig):
+    """Compile ``sig`` into its checker, record it in ``SIGNATURES`` and return the
+    checker (``checker.signature`` is ``sig``)."""
+    if sig.op in SIGNATURES:
+        raise ValueError(f"declare(): op {sig.op!r} is already declared")
+    check = _compile(sig)
+    SIGNATURES[sig.op] = sig
+    try:
+        check.signature = sig
+    except AttributeError:          # a compiled closure may not take attributes
+        pass
+    return check
+
+
+def _compile(sig):
+    params = sig.params
+    tensors = sig.tensors()
+    # one Tensor argument and nothing else: the compiled single-tensor checker
+    if len(params) == 1 and tensors and not tensors[0].numbers and not tensors[0].min_ndim:
+        p = tensors[0]
+        return tensor_checker(sig.op, p.name, p.kinds, p.to_float, p.exc, p.message)
+    # two promoted, broadcast operands and nothing else: the compiled binary checker
+    if (len(params) == 2 and len(tensors) == 2 and set(sig.promote) == set(sig.names)
+            and set(sig.broadcast) == set(sig.names) and not sig.same_shape
+            and not sig.same_dtype and tensors[0].kinds == tensors[1].kinds
+            and tensors[0].exc is tensors[1].exc and not any(p.min_ndim for p in tensors)):
+        a = tensors[0]
+        return binary_checker(sig.op, sig.names, a.kinds, sig.result_kinds,
+                              sig.float_result, a.exc, a.message)
+    return _generic_checker(sig)
+
+
+def _generic_checker(sig):
+    op = sig.op
+    index = {n: i for i, n in enumerate(sig.names)}
+    steps = [(i, _step(op, p, index)) for i, p in enumerate(sig.params)]
+    promote_idx = [index[n] for n in sig.promote]
+    broadcast_idx = [index[n] for n in sig.broadcast]
+    same_shape_idx = [index[n] for n in sig.same_shape]
+    same_dtype_idx = [index[n] for n in sig.same_dtype]
+    # dims are normalised after the tensors they refer to (and after promotion)
+    early = [(i, f) for i, f in steps if not isinstance(sig.params[i], _DEPENDENT)]
+    late = [(i, f) for i, f in steps if isinstance(sig.params[i], _DEPENDENT)]
+    n_params = len(sig.params)
+
+    def check(*args):
+        if len(args) != n_params:
+            raise TypeError(f"{op}(): expected {n_params} arguments "
+                            f"({', '.join(sig.names)}), got {len(args)}")
+        vals = list(args)
+        for i, f in early:
+            vals[i] = f(vals[i], vals)
+        if promote_idx:
+            _promote_group(sig, vals, promote_idx)
+        if broadcast_idx:
+            _check_broadcast(op, sig.names, vals, broadcast_idx)
+        if same_shape_idx:
+            _check_same(op, sig.names, vals, same_shape_idx, "shape",
+                        lambda t: list(t._data.shape))
+        if same_dtype_idx:
+            _check_same(op, sig.names, vals, same_dtype_idx, "dtype", lambda t: t.dtype)
+        for i, f in late:
+            vals[i] = f(vals[i], vals)
+        return tuple(vals)
+    return check
+
+
+def _ndim_of(value):
+    if isinstance(value, (list, tuple)):
+        value = value[0]
+    return value._data.ndim
+
+
+def _step(op, p, index):
+    """The check of one parameter: ``f(value, vals) -> normalised value``."""
+    name = p.name
+    if isinstance(p, TensorArg):
+        accept = set(p.kinds) | ({"u"} if "i" in p.kinds else set())
+
+        def tensor(x, vals):
+            if not isinstance(x, Tensor):
+                if p.numbers and isinstance(x, (bool, int, float, np.bool_, np.integer,
+                                                np.floating)):
+                    if kind_of(x) not in p.kinds:
+                        raise dtype_error(op, name, type(x).__name__, p.kinds, p.exc,
+                                          p.message)
+                    return x
+                raise not_tensor_error(op, name, x, p.numbers)
+            if x._data.dtype.kind not in accept:
+                raise dtype_error(op, name, x.dtype, p.kinds, p.exc, p.message)
+            if x._data.ndim < p.min_ndim:
+                raise RuntimeError(f"{op}(): argument '{name}' must have at least "
+                                   f"{p.min_ndim} dims, got a {x._data.ndim}-D tensor")
+            if p.to_float and x._data.dtype.kind != "f":
+                return x.to(_dtype.get_default_dtype())
+            return x
+        return tensor
+    if isinstance(p, TensorListArg):
+        def tensor_list(xs, vals):
+            if isinstance(xs, Tensor) or not isinstance(xs, (list, tuple)):
+                raise TypeError(f"{op}(): argument '{name}' must be a list or tuple of "
+                                f"Tensors, not {type(xs).__name__}")
+            if not xs:
+                raise RuntimeError(f"{op}(): argument '{name}' must be a non-empty "
+                                   f"sequence of tensors")
+            for j, t in enumerate(xs):
+                if not isinstance(t, Tensor):
+                    raise TypeError(f"{op}(): expected Tensor as element {j} of argument "
+                                    f"'{name}', but got {type(t).__name__}")
+                if t._data.dtype.kind not in p.kinds:
+                    raise dtype_error(op, f"{name}[{j}]", t.dtype, p.kinds)
+            return list(xs)
+        return tensor_list
+    if isinstance(p, DimArg):
+        of = index[p.of]
+
+        def dim(d, vals):
+            return normalize_dim(d, _ndim_of(vals[of]) + p.extra, op, name)
+        return dim
+    if isinstance(p, DimsArg):
+        of = index[p.of]
+
+        def dims(d, vals):
+            if d is not None and not isinstance(d, (list, tuple)) and \
+                    not _is_int(d):
+                raise TypeError(f"{op}(): argument '{name}' must be an int, a tuple of "
+                                f"ints or None, not {type(d).__name__}")
+            return normalize_dims(d, _ndim_of(vals[of]), op, name)
+        return dims
+    if isinstance(p, PermArg):
+        of = index[p.of]
+
+        def perm(d, vals):
+            if not isinstance(d, (list, tuple)):
+                raise TypeError(f"{op}(): argument '{name}' must be a tuple of ints, not "
+                                f"{type(d).__name__}")
+            n = _ndim_of(vals[of])
+            if len(d) != n:
+                raise RuntimeError(f"{op}(): number of dims don't match: the input has {n} "
+                                   f"dims, got {len(d)} ({list(d)})")
+            out = tuple(normalize_dim(x, n, op, name) for x in d)
+            if len(set(out)) != len(out):
+                raise RuntimeError(f"{op}(): argument '{name}': repeated dim in {list(d)}")
+            return out
+        return perm
+    if isinstance(p, BoolArg):
+        def flag(b, vals):
+            if not isinstance(b, (bool, np.bool_)):
+                raise TypeError(f"{op}(): argument '{name}' must be bool, not "
+                                f"{type(b).__name__}")
+            return bool(b)
+        return flag
+    if isinstance(p, IntArg):
+        def integer(v, vals):
+            if not _is_int(v):
+                raise TypeError(f"{op}(): argument '{name}' must be int, not "
+                                f"{type(v).__name__}")
+            v = operator.index(v)
+            if (p.lo is not None and v < p.lo) or (p.hi is not None and v > p.hi):
+                lo = "-inf" if p.lo is None else p.lo
+                hi = "inf" if p.hi is None else p.hi
+                raise p.exc(f"{op}(): argument '{name}' must be in [{lo}, {hi}], got {v}")
+            return v
+        return integer
+    if isinstance(p, SizesArg):
+        def sizes(s, vals):
+            items = s if isinstance(s, (list, tuple)) else (s,)
+            if not all(_is_int(x) for x in items):
+                raise TypeError(f"{op}(): argument '{name}' must be a sequence of ints, "
+                                f"got {s!r}")
+            return tuple(operator.index(x) for x in items)
+        return sizes
+    if isinstance(p, DtypeArg):
+        def dtype(d, vals):
+            if d is None and not p.required and p.default is None:
+                return d
+            if not isinstance(d, _dtype.dtype):
+                raise TypeError(f"{op}(): argument '{name}' must be a tensorplay dtype, "
+                                f"not {type(d).__name__}")
+            return d
+        return dtype
+    raise TypeError(f"declare({op!r}): unknown parameter type {type(p).__name__}")
+
+
+_DEPENDENT = (DimArg, DimsArg, PermArg)
+
+
+def _is_int(v):
+    if isinstance(v, (bool, np.bool_)):
+        return False
+    if isinstance(v, (int, np.integer)):
+        return True
+    try:
+        operator.index(v)
+    except TypeError:
+        return False
+    return not isinstance(v, Tensor) or v._data.dtype.kind in "iu"
+
+
+def _promote_group(sig, vals, idx):
+    """Promote the operands at ``idx`` to one dtype, in place in ``vals``."""
+    op = sig.op
+    names = [sig.names[i] for i in idx]
+    fr = sig.float_result
+    if len(idx) == 2:
+        vals[idx[0]], vals[idx[1]] = promote(vals[idx[0]], vals[idx[1]], op, fr,
+                                             (names[0], names[1]))
+    else:
+        first = idx[0]
+        for j, i in enumerate(idx[1:], 1):
+            vals[first], vals[i] = promote(vals[first], vals[i], op, fr, (names[0], names[j]))
+        d = vals[first].dtype
+        for i in idx[1:]:
+            if vals[i].dtype is not d:
+                vals[i] = vals[i].to(d)
+    if kind_of(vals[idx[0]]) not in sig.result_kinds:
+        raise sig.result_exc(
+            f"{op}(): not implemented for {vals[idx[0]].dtype} operands "
+            f"({', '.join(repr(n) for n in names)} promote to {vals[idx[0]].dtype}); "
+            f"expected {describe_kinds(sig.result_kinds)} tensors")
+
+
+def _check_broadcast(op, names, vals, idx):
+    shapes = [vals[i]._data.shape if isinstance(vals[i], Tensor) else () for i in idx]
+    shape = shapes[0]
+    for j, s in enumerate(shapes[1:], 1):
+        try:
+            shape = broadcast_shape(shape, s, op)
+        except RuntimeError:
+            got = ", ".join(f"{names[i]} {list(sh)}" for i, sh in zip(idx, shapes))
+            if len(idx) == 2:
+                raise _broadcast_error(shapes[0], s, op,
+                                       (f"'{names[idx[0]]}'", f"'{names[idx[1]]}'")) from None
+            raise RuntimeError(f"{op}(): the shapes of the arguments do not broadcast: "
+                               f"{got}") from None
+
+
+def _check_same(op, names, vals, idx, what, key):
+    first = key(vals[idx[0]])
+    for i in idx[1:]:
+        if key(vals[i]) != first:
+            raise RuntimeError(f"{op}(): expected '{names[idx[0]]}' and '{names[i]}' to have "
+                               f"the same {what}, got {first} and {key(vals[i])}")
