@@ -1,11 +1,38 @@
 """Every test starts from the same tensorplay random stream, so a failure that
-depends on random inputs (tp.rand, gradgradcheck's default cotangents) replays."""
+depends on random inputs (tp.rand, gradgradcheck's default cotangents) replays.
+
+The fuzzer (test_fuzz.py) counts its examples in ``fuzz_stats``; the count is
+printed at the end of the run."""
 import pytest
 
 import tensorplay as tp
+
+FUZZ_STATS = pytest.StashKey[dict]()
 
 
 @pytest.fixture(autouse=True)
 def _seed_tensorplay():
     tp.manual_seed(0)
     yield
+
+
+def pytest_configure(config):
+    config.stash[FUZZ_STATS] = {"examples": 0, "valid": 0, "invalid": 0, "rows": set(),
+                                "crashes": 0, "mismatches": 0}
+
+
+@pytest.fixture(scope="session")
+def fuzz_stats(request):
+    """The run's fuzz counters: examples, valid/invalid draws, rows, crashes, mismatches."""
+    return request.config.stash[FUZZ_STATS]
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    """At the end of the run: how much fuzzing happened and what it found."""
+    s = config.stash.get(FUZZ_STATS, None)
+    if not s or not s["examples"]:
+        return
+    terminalreporter.write_line(
+        f"fuzz: {s['examples']} examples ({s['valid']} valid, {s['invalid']} invalid) over "
+        f"{len(s['rows'])} op-table rows, {s['crashes']} crashes, "
+        f"{s['mismatches']} mismatches")

@@ -295,7 +295,17 @@ def binary_checker(op, names, kinds="fib", result_kinds="fib", float_result=Fals
                 raise _operand_error(op, name_a, a, kinds, exc, message)
             if kind_of(b) not in kinds:
                 raise _operand_error(op, name_b, b, kinds, exc, message)
-        a, b = promote(a, b, op, float_result, names)
+        # promote's fast paths, inlined (one call per op, as before the checker)
+        ta, tb = type(a) is Tensor, type(b) is Tensor
+        if ta and tb and a._data.dtype == b._data.dtype and \
+                (not float_result or a._data.dtype.kind == "f"):
+            pass
+        elif ta and type(b) in (float, int) and a._data.dtype.kind == "f":
+            b = _constant(b, a._data.dtype)
+        elif tb and type(a) in (float, int) and b._data.dtype.kind == "f":
+            a = _constant(a, b._data.dtype)
+        else:
+            a, b = promote(a, b, op, float_result, names)
         da = a._data
         if check_result:
             d = da.dtype

@@ -12,9 +12,9 @@ import numpy as np
 
 from tensorplay import _dtype
 from tensorplay._ops._common import as_tensor_arg
-from tensorplay._ops._validate import (BoolArg, DimArg, DimsArg, DtypeArg, PermArg,
-                                       Signature, SizesArg, TensorArg, TensorListArg,
-                                       declare)
+from tensorplay._ops._validate import (BoolArg, DimArg, DimsArg, DtypeArg, IndexArg,
+                                       PermArg, Signature, SizesArg, TensorArg,
+                                       TensorListArg, declare)
 from tensorplay._ops.registry import apply, defop, sum_to_shape
 from tensorplay._tensor import Tensor
 
@@ -114,8 +114,9 @@ _check_permute = declare(Signature("permute", TensorArg("input"), PermArg("dims"
 _check_transpose = declare(Signature("transpose", TensorArg("input"), DimArg("dim0"),
                                      DimArg("dim1")))
 _check_expand = declare(Signature("expand", TensorArg("input"), SizesArg("sizes")))
-_check_getitem_backward = declare(Signature("getitem_backward", TensorArg("grad_output"),
-                                            SizesArg("shape")))
+# reshape and view: declared (the fuzzer holds them to it) but not yet called by them
+declare(Signature("reshape", TensorArg("input"), SizesArg("shape")))
+declare(Signature("view", TensorArg("input"), SizesArg("shape")))
 _check_stack = declare(Signature("stack", TensorListArg("tensors"),
                                  DimArg("dim", of="tensors", extra=1, default=0)))
 _check_clone = declare(Signature("clone", TensorArg("input")))
@@ -345,6 +346,13 @@ _getitem_backward = defop(
     jvp=lambda ts, out, g, shape, key: getitem_backward(ts[0], shape, key))
 
 
+_check_getitem = declare(Signature("getitem", TensorArg("input"),
+                                   IndexArg("key", check=check_index)))
+_check_getitem_backward = declare(Signature(
+    "getitem_backward", TensorArg("grad_output"), SizesArg("shape"),
+    IndexArg("key", of="shape", check=lambda k, shape, op: k)))   # keys come checked
+
+
 def getitem(input, key):
     """``input[key]`` for ints, slices (positive steps), None and Ellipsis: a view.
 
@@ -354,7 +362,7 @@ def getitem(input, key):
             object such as a float.
         ValueError: a slice step that is not positive (PyTorch has no negative steps).
     """
-    key = check_index(key, input._data.shape)
+    input, key = _check_getitem(input, key)
     return apply(_getitem, (input,), {"key": key})
 
 
@@ -367,7 +375,7 @@ def getitem_backward(grad_output, shape, key):
         TypeError: a non-Tensor grad_output or a shape that is not a sequence of ints.
         RuntimeError: a grad_output whose shape is not that of ``zeros(shape)[key]``.
     """
-    grad_output, shape = _check_getitem_backward(grad_output, shape)
+    grad_output, shape, key = _check_getitem_backward(grad_output, shape, key)
     want = np.broadcast_to(np.empty((), np.bool_), shape)[key].shape   # no allocation
     if grad_output._data.shape != want:
         raise RuntimeError(f"getitem_backward(): grad_output has shape "
