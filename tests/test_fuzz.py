@@ -519,3 +519,102 @@ def test_fuzz_valid_deep(spec, data, fuzz_stats):
 @given(data=st.data())
 def test_fuzz_invalid_deep(spec, data, fuzz_stats):
     _run_invalid(spec, data, fuzz_stats)
+
+
+# ---------------------------------------------------------------- regressions
+# Bugs the fuzzer (or the validation work) found; each once leaked an internal
+# error or accepted an invalid call.  Where PyTorch has the same call, its
+# exception type is checked too.
+try:
+    import torch
+except ImportError:          # torch is an optional reference
+    torch = None
+
+_FUSED = [("tanh_backward", 2), ("sigmoid_backward", 2), ("relu_backward", 2),
+          ("mul_backward", 2)]
+
+
+@pytest.mark.parametrize("name,n", _FUSED, ids=[n for n, _ in _FUSED])
+@pytest.mark.parametrize("dtype", [tp.int64, tp.int32, tp.bool], ids=str)
+def test_fused_backward_rejects_integer_operands(name, n, dtype):
+    """Was: TypeError "'NoneType' object is not callable" (no integer loop)."""
+    args = [tp.ones(2, dtype=dtype) for _ in range(n)]
+    with pytest.raises(NotImplementedError, match=rf"{name}\(\).*'grad_output'"):
+        getattr(ops, name)(*args)
+    assert isinstance(NotImplementedError(), RuntimeError)   # so RuntimeError catches it
+
+
+@pytest.mark.skipif(torch is None, reason="torch not installed")
+def test_fused_backward_error_type_matches_torch():
+    with pytest.raises(NotImplementedError):
+        torch.ops.aten.tanh_backward(torch.tensor([1, 2]), torch.tensor([1, 2]))
+    with pytest.raises(NotImplementedError):
+        ops.tanh_backward(tp.tensor([1, 2]), tp.tensor([1, 2]))
+
+
+def test_fused_backward_mixed_operands_still_promote():
+    g = tp.tensor([1.0, -2.0], dtype=tp.float64)
+    out = ops.mul_backward(g, tp.tensor([3, 4]))
+    assert out.dtype is tp.float64
+    np.testing.assert_array_equal(out._data, np.array([3.0, -8.0]))
+
+
+def _raises_like_torch(exc, tp_call, torch_call):
+    with pytest.raises(exc):
+        tp_call()
+    if torch is not None:
+        with pytest.raises(exc):
+            torch_call()
+
+
+def test_zero_dim_sum_rejects_a_repeated_dim():
+    """Was: sum(0-d, dim=(0, -1)) returned the input (the duplicate check came
+    after the 0-d early return)."""
+    _raises_like_torch(RuntimeError, lambda: tp.sum(tp.tensor(1.0), dim=(0, -1)),
+                       lambda: torch.sum(torch.tensor(1.0), dim=(0, -1)))
+    _raises_like_torch(RuntimeError, lambda: tp.sum(tp.tensor(1.0), dim=(0, 0)),
+                       lambda: torch.sum(torch.tensor(1.0), dim=(0, 0)))
+    assert float(tp.sum(tp.tensor(2.5), dim=(0,))) == 2.5
+
+
+def test_bool_dims_and_flags_are_type_errors():
+    """Was: dim=True read as dim 1 (IndexError or a wrong reduction); keepdim took
+    any object through bool()."""
+    x = tp.ones(2, 3)
+    _raises_like_torch(TypeError, lambda: tp.sum(x, dim=True),
+                       lambda: torch.sum(torch.ones(2, 3), dim=True))
+    _raises_like_torch(TypeError, lambda: tp.sum(x, dim=0, keepdim="yes"),
+                       lambda: torch.sum(torch.ones(2, 3), dim=0, keepdim="yes"))
+    with pytest.raises(TypeError, match="transpose.*dim0"):
+        x.transpose(True, 1)
+
+
+def test_bool_matmul_is_not_implemented():
+    """Was: bool @ bool ran through numpy (PyTorch: not implemented for 'Bool')."""
+    a = tp.tensor([[True, False]])
+    _raises_like_torch(NotImplementedError, lambda: tp.matmul(a, a.T),
+                       lambda: torch.matmul(torch.tensor([[True, False]]),
+                                            torch.tensor([[True], [False]])))
+
+
+def test_where_condition_dtype_is_a_runtime_error():
+    """PyTorch raises RuntimeError for a non-bool condition (tensorplay raised
+    TypeError)."""
+    _raises_like_torch(RuntimeError, lambda: tp.where(tp.tensor([1, 0]), 1.0, 0.0),
+                       lambda: torch.where(torch.tensor([1, 0]), 1.0, 0.0))
+
+
+def test_flatten_checks_dims_of_a_zero_dim_tensor():
+    """Was: flatten(0-d, 5) returned shape (1,) without looking at the dims."""
+    _raises_like_torch(IndexError, lambda: tp.tensor(1.0).flatten(5),
+                       lambda: torch.tensor(1.0).flatten(5))
+    assert tp.tensor(1.0).flatten(0, -1).shape == (1,)
+
+
+def test_generated_checker_source_is_one_function():
+    """The generic checker is generated once per Signature (no per-call loop)."""
+    from tensorplay._ops.reduce import _check_sum
+    assert _check_sum.source.startswith("def check(a0, a1, a2):")
+    x = tp.ones(2, 3)
+    t, dims, keep = _check_sum(x, -1, True)
+    assert t is x and dims == (1,) and keep is True

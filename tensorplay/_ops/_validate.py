@@ -188,11 +188,14 @@ class Signature:
         same_dtype (tuple of str): Tensor arguments of one dtype (no promotion).
         public (str): the public function's name in ``tensorplay._ops`` when it
             differs from ``op`` (``to`` is ``to_dtype``).
+        forward_checks_broadcast (bool): the primitive's forward raises the
+            broadcast RuntimeError itself, before its kernel runs (the binary
+            elementwise primitives), so the checker need not fetch the shapes.
     """
 
     def __init__(self, op, *params, promote=(), float_result=False, result_kinds="fib",
                  result_exc=NotImplementedError, broadcast=(), same_shape=(), same_dtype=(),
-                 public=None):
+                 public=None, forward_checks_broadcast=False):
         self.op = op
         self.params = params
         self.names = tuple(p.name for p in params)
@@ -205,6 +208,7 @@ class Signature:
         self.broadcast, self.same_shape = tuple(broadcast), tuple(same_shape)
         self.same_dtype = tuple(same_dtype)
         self.public = public or op
+        self.forward_checks_broadcast = forward_checks_broadcast
 
     def param(self, name):
         """The declared parameter called ``name``."""
@@ -249,7 +253,8 @@ def _compile(sig):
             and tensors[0].exc is tensors[1].exc and not any(p.min_ndim for p in tensors)):
         a = tensors[0]
         return binary_checker(sig.op, sig.names, a.kinds, sig.result_kinds,
-                              sig.float_result, a.exc, a.message)
+                              sig.float_result, a.exc, a.message,
+                              not sig.forward_checks_broadcast)
     return _generic_checker(sig)
 
 

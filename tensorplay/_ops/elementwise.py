@@ -364,11 +364,14 @@ def where(condition, input, other):
 # One Signature per public function (tensorplay/_ops/_validate.py): the checks the
 # function runs, and what tests/test_fuzz.py draws valid and invalid arguments from.
 def _binary_sig(op, names=("input", "other"), kinds="fib", exc=NotImplementedError,
-                message=None, **kw):
-    """Two operands (Tensors or numbers), promoted together and broadcast."""
+                message=None, forward_checks_broadcast=True, **kw):
+    """Two operands (Tensors or numbers), promoted together and broadcast (by
+    default the primitive's forward, ``_binary_forward``, raises the broadcast
+    error before its kernel runs)."""
     return Signature(op, *(TensorArg(n, kinds, numbers=True, exc=exc, message=message)
                            for n in names),
-                     promote=names, broadcast=names, **kw)
+                     promote=names, broadcast=names,
+                     forward_checks_broadcast=forward_checks_broadcast, **kw)
 
 
 def _ternary_sig(op, names):
@@ -673,7 +676,7 @@ def pow(input, exponent):
 
 # ---------------------------------------------------------------- comparisons
 def _compare(name, ufunc):
-    check = declare(_binary_sig(name))
+    check = declare(_binary_sig(name, forward_checks_broadcast=False))   # numpy's ufunc
 
     def compare(input, other):
         a, b = check(input, other)
