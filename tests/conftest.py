@@ -17,13 +17,16 @@ def _seed_tensorplay():
 
 
 def pytest_configure(config):
-    config.stash[FUZZ_STATS] = {"examples": 0, "valid": 0, "invalid": 0, "rows": set(),
+    config.stash[FUZZ_STATS] = {"examples": 0, "valid": 0, "invalid": 0, "rows": set(), "inplace": set(),
                                 "crashes": 0, "mismatches": 0}
 
 
 @pytest.fixture(scope="session")
 def fuzz_stats(request):
-    """The run's fuzz counters: examples, valid/invalid draws, rows, crashes, mismatches."""
+    """The run's fuzz counters: examples, valid/invalid draws, rows (and in-place
+    methods) fuzzed, crashes (an unexpected exception, or none where one was due)
+    and mismatches (a wrong value or derivative, or an input changed by a call
+    that raised)."""
     return request.config.stash[FUZZ_STATS]
 
 
@@ -34,5 +37,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
         return
     terminalreporter.write_line(
         f"fuzz: {s['examples']} examples ({s['valid']} valid, {s['invalid']} invalid) over "
-        f"{len(s['rows'])} op-table rows, {s['crashes']} crashes, "
+        f"{len(s['rows'])} op-table rows"
+        + (f" and {len(s['inplace'])} in-place methods" if s["inplace"] else "")
+        + f", {s['crashes']} crashes, "
         f"{s['mismatches']} mismatches")

@@ -47,6 +47,7 @@ IDS = [spec.id for spec in SPECS]
 DTYPES = {"f": [np.float32, np.float64], "i": [np.int64, np.int32], "b": [np.bool_]}
 LAYOUTS = ("contig", "noncontig", "flipped", "transposed")
 EPS = 1e-6
+SPECIAL = np.array([np.inf, -np.inf, np.nan, -0.0])
 
 
 # ---------------------------------------------------------------- guards
@@ -71,6 +72,7 @@ def test_every_row_has_fuzz_information(spec):
 def test_every_declared_signature_is_fuzzed():
     """A declared Signature that no row exercises is dead weight or a gap."""
     used = {spec.fuzz.sig for spec in SPECS if spec.fuzz}
+    used |= {sig.op for sig in INPLACE}             # test_fuzz_inplace
     unused = set(SIGNATURES) - used - _NOT_IN_TABLE
     assert not unused, f"declared Signatures without an op-table row: {sorted(unused)}"
 
@@ -139,6 +141,13 @@ def _draw_shapes(draw, spec, sig):
     allow_empty = not (f.skip and "empty" in f.skip)
     if f.shapes is not None:
         shapes = f.shapes(draw)
+    elif draw(st.integers(0, 39)) == 0:
+        # now and then past the kernels' threading thresholds (OpenMP paths)
+        n = len(f.args) if f.args != ("tensors",) else 1
+        shapes = [(129, 257)] + [draw(st.sampled_from([(129, 257), (257,), (129, 1)]))
+                                 for _ in range(n - 1)]
+        if not set(f.args) <= set(sig.broadcast):
+            shapes = [shapes[0]] * n
     elif len(f.args) > 1 and set(f.args) <= set(sig.broadcast):
         shapes = _broadcast_shapes(draw, len(f.args), allow_empty)
     else:
@@ -204,8 +213,22 @@ def _draw_call(draw, spec):
     shapes = _draw_shapes(draw, spec, sig)
     kind = draw(st.sampled_from(f.kinds))
     dtype = draw(st.sampled_from(DTYPES[kind]))
+    dtypes = [dtype] * len(shapes)
+    if len(shapes) > 1 and set(f.args) <= set(sig.promote) and draw(st.booleans()):
+        # operands of different dtypes exercise promotion (PyTorch's rules)
+        dtypes = [draw(st.sampled_from(DTYPES[draw(st.sampled_from(f.kinds))]))
+                  for _ in shapes]
     rng = np.random.default_rng(draw(st.integers(0, 2 ** 32 - 1)))
-    arrays = [_values(rng, s, dtype, _domain(f, i)) for i, s in enumerate(shapes)]
+    arrays = [_values(rng, s, d, _domain(f, i)) for i, (s, d) in enumerate(zip(shapes, dtypes))]
+    if any(d != dtype for d in dtypes):
+        dtype = None                         # mixed: no derivative check
+    if f.special and draw(st.integers(0, 7)) == 0:
+        for a in arrays:
+            if a.dtype.kind == "f" and a.size:
+                flat = a.reshape(-1)
+                at = rng.integers(0, a.size, max(1, a.size // 4))
+                flat[at] = rng.choice(SPECIAL, at.size)
+        dtype = None                         # no finite differences through inf/nan
     views = [_layout(a, draw(st.sampled_from(f.layouts))) for a in arrays]
     kwargs = dict(f.kwargs(draw, arrays)) if f.kwargs else {}
     kwargs.update(_draw_sig_kwargs(draw, spec, sig, arrays))
@@ -301,7 +324,7 @@ def _run_valid(spec, data, stats):
     try:
         if expected is not None:
             _assert_close(out, expected)
-        if spec.fuzz.grad and dtype == np.float64:
+        if spec.fuzz.grad and dtype == np.float64 and sum(a.size for a in arrays) <= 4096:
             _check_derivatives(spec, arrays, views, kwargs, rng)
     except AssertionError:
         stats["mismatches"] += 1
@@ -330,7 +353,10 @@ def _base_call(spec, sig, tensors, kwargs):
 
 def _as_kind(t, kind):
     dtype = DTYPES[kind][0]
-    return tp.from_numpy(np.asarray(t._data).astype(dtype))
+    a = np.array(t._data)
+    if a.dtype.kind == "f":
+        a[~np.isfinite(a)] = 0               # inf and nan have no integer value
+    return tp.from_numpy(np.array(a.astype(dtype)))
 
 
 def _with_shape(t, shape):
@@ -490,7 +516,104 @@ def _run_invalid(spec, data, stats):
                              f"raised")
 
 
+# ---------------------------------------------------------------- in-place methods
+INPLACE = [sig for sig in SIGNATURES.values() if sig.inplace]
+_INPLACE_REF = {"add_": np.add, "sub_": np.subtract, "mul_": np.multiply, "div_": np.divide}
+
+
+def _method(sig):
+    return getattr(tp.Tensor, sig.public.split(".", 1)[1])
+
+
+def _run_inplace(sig, data, stats):
+    """A valid in-place call writes the reference values and bumps the version
+    once; an invalid one (the Signature's in-place rule, or a broken argument)
+    raises and leaves target and operand as they were."""
+    draw = data.draw
+    shape = tuple(draw(st.lists(st.integers(0, 4), max_size=3)))
+    drop = draw(st.integers(0, len(shape)))
+    oshape = tuple(1 if draw(st.integers(0, 2)) == 0 else n for n in shape[drop:])
+    rng = np.random.default_rng(draw(st.integers(0, 2 ** 32 - 1)))
+    dtype = draw(st.sampled_from(DTYPES["f"]))
+    target_np = _values(rng, shape, dtype, AWAY)
+    other_np = _values(rng, oshape, draw(st.sampled_from(DTYPES["f"])), AWAY)
+    target = tp.from_numpy(_layout(target_np, draw(st.sampled_from(LAYOUTS))))
+    other = tp.from_numpy(other_np)
+    if draw(st.booleans()):
+        other = float(np.asarray(other_np).reshape(-1)[0]) if other_np.size else 1.5
+    muts = [("not_tensor", TypeError), ("grows", RuntimeError),
+            ("requires_grad", RuntimeError), ("cast_into_int", RuntimeError)]
+    if 0 not in shape and any(n > 1 for n in shape):     # expand() really broadcasts
+        muts.append(("readonly", RuntimeError))
+    if "b" not in sig.param("other").kinds:
+        muts.append(("bool_operand", RuntimeError))
+    mutation = draw(st.sampled_from([("valid", None)] * len(muts) + muts), label="mutation")
+    name, exc = mutation
+    stats["examples"] += 1
+    stats["valid" if exc is None else "invalid"] += 1
+    stats["inplace"].add(sig.op)
+    if name == "not_tensor":
+        other = draw(st.sampled_from(["abc", None, [1.0]]))
+    elif name == "grows":
+        other = tp.from_numpy(np.ones((2,) + shape, dtype))
+    elif name == "requires_grad":
+        target.requires_grad_()
+    elif name == "cast_into_int":
+        target = tp.from_numpy(np.ones(shape, np.int64))
+        other = 2.5
+    elif name == "readonly":
+        target = tp.from_numpy(np.ones((1,) * len(shape), dtype)).expand(shape)
+    elif name == "bool_operand":
+        other = tp.from_numpy(np.ones(oshape, np.bool_))
+    watched = [t for t in (target, other) if isinstance(t, tp.Tensor)]
+    before = [(t._data.tobytes(), t._version[0]) for t in watched]
+    if exc is None:
+        other_val = other._data.astype(np.float64) if isinstance(other, tp.Tensor) else other
+        expected = _INPLACE_REF[sig.op](target._data.astype(np.float64), other_val)
+        try:
+            out = _method(sig)(target, other)
+        except Exception:
+            stats["crashes"] += 1
+            raise
+        try:
+            assert out is target and target._version[0] == before[0][1] + 1
+            _assert_close(target, np.asarray(expected))
+        except AssertionError:
+            stats["mismatches"] += 1
+            raise
+        return
+    try:
+        _method(sig)(target, other)
+    except exc:
+        pass
+    except Exception as e:
+        stats["crashes"] += 1
+        raise AssertionError(f"{sig.op} with {name}: expected {exc.__name__}, got "
+                             f"{type(e).__name__}: {e}") from e
+    else:
+        stats["crashes"] += 1
+        raise AssertionError(f"{sig.op} with {name}: expected {exc.__name__}, nothing raised")
+    if [(t._data.tobytes(), t._version[0]) for t in watched] != before:
+        stats["mismatches"] += 1
+        raise AssertionError(f"{sig.op} with {name}: the target or operand changed although "
+                             f"the call raised")
+
+
 # ---------------------------------------------------------------- the tests
+@pytest.mark.parametrize("sig", INPLACE, ids=[s.op for s in INPLACE])
+@settings(settings.get_profile(PROFILE))
+@given(data=st.data())
+def test_fuzz_inplace(sig, data, fuzz_stats):
+    _run_inplace(sig, data, fuzz_stats)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sig", INPLACE, ids=[s.op for s in INPLACE])
+@settings(settings.get_profile("deep"))
+@given(data=st.data())
+def test_fuzz_inplace_deep(sig, data, fuzz_stats):
+    _run_inplace(sig, data, fuzz_stats)
+
 @pytest.mark.parametrize("spec", SPECS, ids=IDS)
 @settings(settings.get_profile(PROFILE))
 @given(data=st.data())

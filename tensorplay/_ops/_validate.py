@@ -53,7 +53,8 @@ from tensorplay._ops._common import (_broadcast_error, binary_checker, broadcast
 from tensorplay._tensor import Tensor
 
 __all__ = ["TensorArg", "TensorListArg", "DimArg", "DimsArg", "PermArg", "BoolArg",
-           "IntArg", "SizesArg", "IndexArg", "DtypeArg", "Signature", "declare", "SIGNATURES"]
+           "IntArg", "SizesArg", "IndexArg", "DtypeArg", "Signature", "declare", "SIGNATURES",
+           "check_inplace_target"]
 
 _REQUIRED = object()
 
@@ -188,6 +189,9 @@ class Signature:
         same_dtype (tuple of str): Tensor arguments of one dtype (no promotion).
         public (str): the public function's name in ``tensorplay._ops`` when it
             differs from ``op`` (``to`` is ``to_dtype``).
+        inplace (str): the Tensor argument the op writes in place (``add_``):
+            it must be writable, outside the graph, and able to hold the result
+            (``check_inplace_target``).
         forward_checks_broadcast (bool): the primitive's forward raises the
             broadcast RuntimeError itself, before its kernel runs (the binary
             elementwise primitives), so the checker need not fetch the shapes.
@@ -195,7 +199,7 @@ class Signature:
 
     def __init__(self, op, *params, promote=(), float_result=False, result_kinds="fib",
                  result_exc=NotImplementedError, broadcast=(), same_shape=(), same_dtype=(),
-                 public=None, forward_checks_broadcast=False):
+                 public=None, inplace=None, forward_checks_broadcast=False):
         self.op = op
         self.params = params
         self.names = tuple(p.name for p in params)
@@ -209,6 +213,9 @@ class Signature:
         self.same_dtype = tuple(same_dtype)
         self.public = public or op
         self.forward_checks_broadcast = forward_checks_broadcast
+        if inplace is not None and inplace not in self.names:
+            raise ValueError(f"Signature({op!r}): unknown in-place argument {inplace!r}")
+        self.inplace = inplace
 
     def param(self, name):
         """The declared parameter called ``name``."""
@@ -535,3 +542,39 @@ declare(Signature("nll_loss_backward", TensorArg("grad_output", "f", exc=Runtime
                   TensorArg("target", "i", exc=RuntimeError), IntArg("num_classes", lo=0)))
 declare(Signature("cross_entropy", TensorArg("input", "f", min_ndim=1, exc=RuntimeError),
                   TensorArg("target", "i", exc=RuntimeError)))
+
+
+# ---------------------------------------------------------------- in-place targets
+def check_inplace_target(op, target, result_shape, result_dtype):
+    """The in-place rule: ``target`` can take a result of ``result_shape`` and
+    ``result_dtype`` (a numpy dtype) without anything being written first.
+
+    Raises:
+        RuntimeError: a leaf that requires grad (with grad mode on), a tensor in
+            the graph, a read-only view (``expand``), a result whose broadcast
+            shape is not the target's, or a result dtype that cannot be cast
+            into the target's kind (float into an integer tensor), as PyTorch.
+    """
+    from tensorplay.autograd.grad_mode import STATE
+    if STATE.grad_enabled and target._requires_grad:
+        raise RuntimeError(f"{op}(): a leaf Variable that requires grad is being used in "
+                           f"an in-place operation" if target.grad_fn is None else
+                           f"{op}(): in-place operations on tensors that are part of the "
+                           f"autograd graph are not supported")
+    if not target._data.flags.writeable:
+        raise RuntimeError(f"{op}(): the tensor is a read-only view (e.g. made by "
+                           f"expand()); clone() it before writing to it")
+    if tuple(result_shape) != target._data.shape:
+        raise RuntimeError(f"{op}(): output with shape {list(target._data.shape)} doesn't "
+                           f"match the broadcast shape {list(result_shape)}")
+    if not np.can_cast(result_dtype, target._data.dtype, casting="same_kind"):
+        raise RuntimeError(f"{op}(): result type {np.dtype(result_dtype)} can't be cast to "
+                           f"the desired output type {target.dtype}")
+
+
+# Tensor's in-place methods (tensorplay/_tensor.py, which runs the same rule in
+# _write): declared so that the fuzzer holds them to it.
+for _op, _kinds in (("add_", "fib"), ("sub_", "fi"), ("mul_", "fib"), ("div_", "fib")):
+    declare(Signature(_op, TensorArg("input", _kinds), TensorArg("other", _kinds, numbers=True),
+                      broadcast=("input", "other"), inplace="input", public=f"Tensor.{_op}"))
+del _op, _kinds
