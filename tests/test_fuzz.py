@@ -37,6 +37,11 @@ from tensorplay.autograd import forward_ad as fwAD
 
 from op_table import AWAY, SPECS
 
+try:
+    import torch                 # an optional reference (result dtypes, error types)
+except ImportError:
+    torch = None
+
 _COMMON = dict(database=None, deadline=None, print_blob=True,
                suppress_health_check=list(HealthCheck))
 settings.register_profile("fast", max_examples=30, derandomize=True, **_COMMON)
@@ -306,6 +311,26 @@ def _check_derivatives(spec, arrays, views, kwargs, rng):
         f"JVP <u, J t> = {_dot(u, jvp)} but VJP <J^T u, t> = {vjp_dot}"
 
 
+def _check_result_dtype(spec, tensors, kwargs, out):
+    """Where the output's dtype is the promoted dtype of two operands, it must be
+    PyTorch's (``torch.result_type``), when torch is installed."""
+    sig = SIGNATURES[spec.fuzz.sig]
+    if torch is None or len(sig.promote) != 2 or sig.op in _COMPARISONS:
+        return
+    values = _base_call(spec, sig, tensors, kwargs)
+    pair = [values[sig.names.index(n)] for n in sig.promote]
+    as_torch = [torch.from_numpy(np.array(v._data)) if isinstance(v, tp.Tensor) else v
+                for v in pair]
+    want = torch.result_type(*as_torch)
+    if sig.float_result and not want.is_floating_point:
+        want = torch.get_default_dtype()
+    assert str(out.dtype).split(".")[-1] == str(want).split(".")[-1], \
+        f"{sig.op}: result dtype {out.dtype}, PyTorch promotes to {want}"
+
+
+_COMPARISONS = {"eq", "ne", "lt", "le", "gt", "ge"}
+
+
 def _counted(stats, spec, kind):
     stats["examples"] += 1
     stats[kind] += 1
@@ -324,6 +349,7 @@ def _run_valid(spec, data, stats):
     try:
         if expected is not None:
             _assert_close(out, expected)
+        _check_result_dtype(spec, [tp.from_numpy(v) for v in views], kwargs, out)
         if spec.fuzz.grad and dtype == np.float64 and sum(a.size for a in arrays) <= 4096:
             _check_derivatives(spec, arrays, views, kwargs, rng)
     except AssertionError:
@@ -648,11 +674,6 @@ def test_fuzz_invalid_deep(spec, data, fuzz_stats):
 # Bugs the fuzzer (or the validation work) found; each once leaked an internal
 # error or accepted an invalid call.  Where PyTorch has the same call, its
 # exception type is checked too.
-try:
-    import torch
-except ImportError:          # torch is an optional reference
-    torch = None
-
 _FUSED = [("tanh_backward", 2), ("sigmoid_backward", 2), ("relu_backward", 2),
           ("mul_backward", 2)]
 
@@ -741,3 +762,18 @@ def test_generated_checker_source_is_one_function():
     x = tp.ones(2, 3)
     t, dims, keep = _check_sum(x, -1, True)
     assert t is x and dims == (1,) and keep is True
+
+
+def test_three_operand_promotion_is_not_pairwise():
+    """Found by the deep fuzz profile: f32 (n,), f64 0-d, f64 (n,) promoted
+    pairwise rounded the 0-d float64 operand to float32 (the 0-d tensor does
+    not upcast the first pair) before the third operand made the result float64."""
+    g = tp.tensor([1.0], dtype=tp.float32)
+    y = tp.tensor(0.1, dtype=tp.float64)
+    b = tp.tensor([3.0], dtype=tp.float64)
+    out = ops.div_backward_other(g, y, b)
+    assert out.dtype is tp.float64
+    assert float(out._data[0]) == -(1.0 * 0.1) / 3.0          # numpy float64 reference
+    if torch is not None:
+        assert torch.result_type(torch.tensor([1.0], dtype=torch.float32),
+                                 torch.tensor(0.1, dtype=torch.float64)) == torch.float32

@@ -46,7 +46,8 @@ import operator
 import numpy as np
 
 from tensorplay import _dtype
-from tensorplay._ops._common import (_broadcast_error, binary_checker, broadcast_shape,
+from tensorplay._ops._common import (_broadcast_error, _coerce, _scalar_tensor,
+                                     binary_checker, broadcast_shape,
                                      describe_kinds, dtype_error, kind_of, normalize_dim,
                                      normalize_dims, not_tensor_error, promote,
                                      tensor_checker)
@@ -489,13 +490,18 @@ def _promote_group(sig, vals, idx):
         vals[idx[0]], vals[idx[1]] = promote(vals[idx[0]], vals[idx[1]], op, fr,
                                              (names[0], names[1]))
     else:
-        first = idx[0]
-        for j, i in enumerate(idx[1:], 1):
-            vals[first], vals[i] = promote(vals[first], vals[i], op, fr, (names[0], names[j]))
-        d = vals[first].dtype
-        for i in idx[1:]:
-            if vals[i].dtype is not d:
-                vals[i] = vals[i].to(d)
+        # one result dtype over all operands at once: pairwise promotion is not
+        # associative under PyTorch's rule that a 0-d tensor does not upcast a
+        # dimensioned one (f32 (n,), f64 (), f64 (n,) is float64 for all three)
+        ops = [_coerce(vals[i], op, n) for i, n in zip(idx, names)]
+        d = _dtype.result_type(*ops)
+        if fr and not d.is_floating_point:
+            d = _dtype.get_default_dtype()
+        for i, x in zip(idx, ops):
+            if isinstance(x, Tensor):
+                vals[i] = x if x._data.dtype == d.numpy else x.to(d)
+            else:
+                vals[i] = _scalar_tensor(x, d, op)
     if kind_of(vals[idx[0]]) not in sig.result_kinds:
         raise sig.result_exc(
             f"{op}(): not implemented for {vals[idx[0]].dtype} operands "
