@@ -17,8 +17,8 @@ def _seed_tensorplay():
 
 
 def pytest_configure(config):
-    config.stash[FUZZ_STATS] = {"examples": 0, "valid": 0, "invalid": 0, "rows": set(), "inplace": set(),
-                                "crashes": 0, "mismatches": 0}
+    config.stash[FUZZ_STATS] = {"examples": 0, "valid": 0, "invalid": 0, "rows": set(),
+                                "inplace": set(), "crashes": 0, "mismatches": 0}
 
 
 @pytest.fixture(scope="session")

@@ -148,7 +148,8 @@ def flatten(input, start_dim=0, end_dim=-1):
     if input.ndim == 0:
         return reshape(input, (1,))
     if s > e:
-        raise RuntimeError(f"flatten(): start_dim ({start_dim}) cannot come after end_dim ({end_dim})")
+        raise RuntimeError(f"flatten(): start_dim ({start_dim}) cannot come after end_dim "
+                           f"({end_dim})")
     shp = input._data.shape
     return reshape(input, shp[:s] + (math.prod(shp[s:e + 1]),) + shp[e + 1:])
 
