@@ -327,6 +327,35 @@ def _one_shape(min_dims=0, max_dims=4, min_side=0):
     return shapes
 
 
+def _flatten_kwargs(draw, arrays):
+    n = max(arrays[0].ndim, 1)
+    s, e = sorted(draw(st.lists(st.integers(0, n - 1), min_size=2, max_size=2)))
+    return {"start_dim": s - n if draw(st.booleans()) else s,
+            "end_dim": e - n if draw(st.booleans()) else e}
+
+
+def _flatten_ref(x, start_dim, end_dim):
+    if x.ndim == 0:
+        return x.reshape(1)
+    s, e = start_dim % x.ndim, end_dim % x.ndim
+    return x.reshape(x.shape[:s] + (int(np.prod(x.shape[s:e + 1])),) + x.shape[e + 1:])
+
+
+def _squeeze_ref(x, dim):
+    if x.ndim == 0:
+        return x
+    dims = range(x.ndim) if dim is None else [d % x.ndim for d in
+                                               (dim if isinstance(dim, tuple) else (dim,))]
+    return x.reshape([s for i, s in enumerate(x.shape) if not (i in dims and s == 1)])
+
+
+def _expand_as_shapes(draw):
+    a = tuple(draw(st.sampled_from([1, draw(st.integers(0, 3))])) for _ in
+              range(draw(st.integers(0, 3))))
+    lead = tuple(draw(st.lists(st.integers(0, 3), max_size=2)))
+    return [a, lead + tuple(draw(st.integers(0, 3)) if s == 1 else s for s in a)]
+
+
 _EMPTY_REDUCTION = {"empty": "empty-input reductions' values are being fixed elsewhere"}
 
 
@@ -509,6 +538,24 @@ SPECS = [
                          ("0d", [(_normal, ())], {"shape": (3,)})),
            fuzz=Fuzz("expand", kinds="fib", kwargs=_expand_kwargs,
                      base=lambda ts, kw: [ts[0], kw["shape"]])),
+    OpSpec("view", lambda x, dim: x.squeeze(dim), _squeeze_ref,
+           fixed_samples(("dim", [(_normal, (3, 1, 4))], {"dim": 1}),
+                         ("none", [(_normal, (1, 3, 1))], {"dim": None}),
+                         ("tuple", [(_normal, (1, 3, 1))], {"dim": (0, -1)}),
+                         ("not_one", [(_normal, (3, 4))], {"dim": 0})),
+           variant="squeeze", fuzz=Fuzz("squeeze", kinds="fib")),
+    OpSpec("reshape", lambda x, start_dim, end_dim: x.flatten(start_dim, end_dim), _flatten_ref,
+           fixed_samples(("all", [(_normal, (2, 3, 4))], {"start_dim": 0, "end_dim": -1}),
+                         ("middle", [(_normal, (2, 3, 4))], {"start_dim": 1, "end_dim": 2}),
+                         ("noncontig", [(_normal, (3, 4))], {"start_dim": 0, "end_dim": 1}),
+                         ("0d", [(_normal, ())], {"start_dim": 0, "end_dim": -1})),
+           variant="flatten", fuzz=Fuzz("flatten", kinds="fib", kwargs=_flatten_kwargs)),
+    OpSpec("expand", lambda x, other: x.expand_as(other),
+           lambda x, other: np.broadcast_to(x, other.shape),
+           fixed_samples(("col", [(_normal, (3, 1)), (_normal, (3, 4))], {}),
+                         ("lead", [(_normal, (4,)), (_normal, (2, 4))], {})),
+           variant="expand_as",
+           fuzz=Fuzz("expand_as", ("input", "other"), kinds="fib", shapes=_expand_as_shapes)),
     OpSpec("getitem", lambda x, key: x[key], lambda x, key: x[key],
            fixed_samples(("int", [(_normal, (3, 4))], {"key": 1}),
                          ("slice", [(_normal, (5, 4))], {"key": slice(1, 4)}),
