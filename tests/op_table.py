@@ -224,7 +224,7 @@ def _matmul_shapes(draw):
     m, n = _side(draw), _side(draw)
     case = draw(st.sampled_from(["dot", "mv", "vm", "mm", "bmm", "bcast", "batched_mv",
                                  "vec_batched"]))
-    b = _side(draw, 1, 3)
+    b = _side(draw, 0, 3)                  # batch dims of size 0 too
     return {"dot": [(k,), (k,)], "mv": [(m, k), (k,)], "vm": [(k,), (k, n)],
             "mm": [(m, k), (k, n)], "bmm": [(b, m, k), (k, n)],
             "bcast": [(2, 1, m, k), (b, k, n)], "batched_mv": [(b, m, k), (k,)],
