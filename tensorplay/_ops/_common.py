@@ -288,8 +288,8 @@ def binary_checker(op, names, kinds="fib", result_kinds="fib", float_result=Fals
     two shapes here as well would cost about 100 ns per op.  The errors name
     the arguments."""
     check_operands = set(kinds) != {"f", "i", "b"}
-    result_float_only = result_kinds == "f"
     check_result = set(result_kinds) != {"f", "i", "b"}
+    float_ok = "f" in result_kinds        # a float32/float64 result passes at once
     name_a, name_b = names
 
     def check(a, b):
@@ -298,38 +298,43 @@ def binary_checker(op, names, kinds="fib", result_kinds="fib", float_result=Fals
                 raise _operand_error(op, name_a, a, kinds, exc, message)
             if kind_of(b) not in kinds:
                 raise _operand_error(op, name_b, b, kinds, exc, message)
-        # promote's fast paths, inlined (one call per op, as before the checker)
-        ta, tb = type(a) is Tensor, type(b) is Tensor
-        if ta and tb:
+        # promote's fast paths, inlined (one call per op, as before the checker);
+        # each leaves a float32/float64 result, which every result_kinds but
+        # an integer-only one accepts without a further look
+        if type(a) is Tensor:
             d = a._data.dtype
-            if d is not b._data.dtype and d != b._data.dtype or \
-                    float_result and d.kind != "f":
-                a, b = promote(a, b, op, float_result, names)
-        elif ta and type(b) in (float, int) and a._data.dtype.kind == "f":
-            b = _constant(b, a._data.dtype)
-        elif tb and type(a) in (float, int) and b._data.dtype.kind == "f":
-            a = _constant(a, b._data.dtype)
-        else:
-            a, b = promote(a, b, op, float_result, names)
+            if type(b) is Tensor:
+                if (d is b._data.dtype or d == b._data.dtype) and \
+                        (d is _F32 or d is _F64) and float_ok:
+                    return (a, b) if not check_shapes else _shapes_checked(a, b, op, names)
+            elif type(b) in (float, int) and (d is _F32 or d is _F64) and float_ok:
+                return a, _constant(b, d)             # a 0-d operand always broadcasts
+        elif type(b) is Tensor and type(a) in (float, int):
+            d = b._data.dtype
+            if (d is _F32 or d is _F64) and float_ok:
+                return _constant(a, d), b
+        a, b = promote(a, b, op, float_result, names)
         if check_result:
             d = a._data.dtype
-            if not (result_float_only and (d is _F32 or d is _F64)) and \
-                    kind_of(a) not in result_kinds:
+            if not (float_ok and (d is _F32 or d is _F64)) and kind_of(a) not in result_kinds:
                 raise exc(f"{op}(): not implemented for {a.dtype} operands ('{name_a}' and "
                           f"'{name_b}' promote to {a.dtype}); expected "
                           f"{describe_kinds(result_kinds)} tensors"
                           + (f" ({message})" if message else ""))
-        if not check_shapes:
-            return a, b
-        sa = a._data.shape
-        sb = b._data.shape
-        if sa != sb and sa and sb:
-            try:
-                broadcast_shape(sa, sb, op)
-            except RuntimeError:
-                raise _broadcast_error(sa, sb, op, (f"'{name_a}'", f"'{name_b}'")) from None
-        return a, b
+        return (a, b) if not check_shapes else _shapes_checked(a, b, op, names)
     return check
+
+
+def _shapes_checked(a, b, op, names):
+    """``(a, b)`` when their shapes broadcast, else the RuntimeError naming them."""
+    sa = a._data.shape
+    sb = b._data.shape
+    if sa != sb and sa and sb:
+        try:
+            broadcast_shape(sa, sb, op)
+        except RuntimeError:
+            raise _broadcast_error(sa, sb, op, (f"'{names[0]}'", f"'{names[1]}'")) from None
+    return a, b
 
 
 def _operand_error(op, arg, value, kinds, exc, message):

@@ -55,6 +55,7 @@ from tensorplay._tensor import Tensor
 
 __all__ = ["TensorArg", "TensorListArg", "DimArg", "DimsArg", "PermArg", "BoolArg",
            "IntArg", "SizesArg", "IndexArg", "DtypeArg", "Signature", "declare", "SIGNATURES",
+           "CHECKERS",
            "check_inplace_target"]
 
 _REQUIRED = object()
@@ -70,6 +71,7 @@ class Param:
 
     @property
     def required(self):
+        """True when the parameter has no default."""
         return self.default is _REQUIRED
 
     def __repr__(self):
@@ -231,15 +233,22 @@ class Signature:
 
 
 SIGNATURES: dict = {}
+CHECKERS: dict = {}     # op name -> its compiled checker (for ops declared here, e.g. nn's)
 
 
 def declare(sig):
-    """Compile ``sig`` into its checker, record it in ``SIGNATURES`` and return the
-    checker (``checker.signature`` is ``sig``)."""
+    """Compile ``sig`` into its checker, record both (``SIGNATURES``, ``CHECKERS``)
+    and return the checker (``checker.signature`` is ``sig`` where it takes
+    attributes).
+
+    Raises:
+        ValueError: an op declared twice.
+    """
     if sig.op in SIGNATURES:
         raise ValueError(f"declare(): op {sig.op!r} is already declared")
     check = _compile(sig)
     SIGNATURES[sig.op] = sig
+    CHECKERS[sig.op] = check
     try:
         check.signature = sig
     except AttributeError:          # a compiled closure may not take attributes
@@ -537,7 +546,8 @@ def _check_same(op, names, vals, idx, what):
 
 # ---------------------------------------------------------------- declared, not yet wired
 # nn.py (another module's scope) still runs its own checks; these declarations are
-# what tests/test_fuzz.py holds it to, and what nn.py should call instead.
+# what tests/test_fuzz.py holds it to, and what nn.py should call instead
+# (``CHECKERS["log_softmax"](input, dim)``), moving them next to its ops.
 declare(Signature("log_softmax", TensorArg("input", "f", exc=RuntimeError), DimArg("dim")))
 declare(Signature("log_softmax_backward", TensorArg("grad_output", "f"),
                   TensorArg("output", "f"), DimArg("dim", of="output"),
