@@ -43,7 +43,9 @@ from tensorplay._pool import empty as pool_empty
 from tensorplay import _dtype
 from tensorplay._kernels import binary as _kb
 from tensorplay._kernels import unary as _ku
-from tensorplay._ops._common import CONFIG, as_tensor_arg, float_input, promote
+from tensorplay._ops._common import CONFIG, broadcast_shape
+from tensorplay._ops._validate import (BoolArg, Signature, TensorArg,  # noqa: F401
+                                       declare)
 from tensorplay._ops.registry import apply, defop, tangent_sum
 from tensorplay._tensor import Tensor
 
@@ -66,41 +68,6 @@ def _unary_forward(kernel, ufunc=None):
             ufunc(x, out=out)
         return out
     return forward
-
-
-def broadcast_shape(sa, sb, op):
-    """The broadcast shape of two shapes, or a RuntimeError naming ``op``."""
-    if sa == sb or not sb:
-        return sa
-    if not sa:
-        return sb
-    if len(sa) == len(sb):
-        out = []
-        for x, y in zip(sa, sb):
-            if x == y or y == 1:
-                out.append(x)
-            elif x == 1:
-                out.append(y)
-            else:
-                break
-        else:
-            return tuple(out)
-    try:
-        return np.broadcast_shapes(sa, sb)
-    except ValueError:
-        raise _broadcast_error(sa, sb, op) from None
-
-
-def _broadcast_error(sa, sb, op):
-    # apart from broadcast_shape so that its fast path has no closure (the
-    # generator below) to allocate when compiled
-    n = max(len(sa), len(sb))
-    pa = (1,) * (n - len(sa)) + tuple(sa)
-    pb = (1,) * (n - len(sb)) + tuple(sb)
-    i = next(i for i in range(n) if pa[i] != pb[i] and 1 not in (pa[i], pb[i]))
-    return RuntimeError(f"{op}(): the size of tensor a ({pa[i]}) must match the size of "
-                        f"tensor b ({pb[i]}) at non-singleton dimension {i}; shapes are "
-                        f"{list(sa)} and {list(sb)}")
 
 
 def _binary_forward(name, kernel, ufunc=None):
@@ -384,61 +351,132 @@ def where(condition, input, other):
     harmless, but one in a selected branch propagates as IEEE 754 says.
 
     Raises:
-        TypeError: a condition that is not a bool tensor.
-        RuntimeError: shapes that do not broadcast.
+        TypeError: a condition that is not a Tensor, or values that are neither
+            Tensors nor numbers.
+        RuntimeError: a condition that is not a bool tensor (PyTorch's type), or
+            shapes that do not broadcast.
     """
-    as_tensor_arg(condition, "where", "condition")
-    if condition._data.dtype != np.bool_:
-        raise TypeError(f"where(): expected condition to be a bool tensor, got "
-                        f"{condition.dtype}")
-    a, b = promote(input, other, "where")
-    broadcast_shape(broadcast_shape(condition._data.shape, a._data.shape, "where"),
-                    b._data.shape, "where")
+    condition, a, b = _check_where(condition, input, other)
     return apply(_where, (condition, a, b), {})
+
+
+# ---------------------------------------------------------------- argument declarations
+# One Signature per public function (tensorplay/_ops/_validate.py): the checks the
+# function runs, and what tests/test_fuzz.py draws valid and invalid arguments from.
+def _binary_sig(op, names=("input", "other"), kinds="fib", exc=NotImplementedError,
+                message=None, forward_checks_broadcast=True, **kw):
+    """Two operands (Tensors or numbers), promoted together and broadcast (by
+    default the primitive's forward, ``_binary_forward``, raises the broadcast
+    error before its kernel runs)."""
+    return Signature(op, *(TensorArg(n, kinds, numbers=True, exc=exc, message=message)
+                           for n in names),
+                     promote=names, broadcast=names,
+                     forward_checks_broadcast=forward_checks_broadcast, **kw)
+
+
+def _ternary_sig(op, names):
+    """Three float operands of a fused derivative kernel."""
+    return Signature(op, *(TensorArg(n, numbers=True) for n in names), promote=names,
+                     broadcast=names, float_result=True, result_kinds="f")
+
+
+_check_where = declare(Signature(
+    "where", TensorArg("condition", "b", exc=RuntimeError),
+    TensorArg("input", numbers=True), TensorArg("other", numbers=True),
+    promote=("input", "other"), broadcast=("condition", "input", "other")))
+_check_neg = declare(Signature("neg", TensorArg(
+    "input", "fi", exc=RuntimeError,
+    message="negation, the `-` operator, on a bool tensor is not supported; use "
+            "logical_not instead")))
+_check_exp, _check_log, _check_sqrt, _check_tanh, _check_sigmoid = (
+    declare(Signature(op, TensorArg("input", to_float=True)))
+    for op in ("exp", "log", "sqrt", "tanh", "sigmoid"))
+_check_relu = declare(Signature("relu", TensorArg("input", "fi", exc=RuntimeError)))
+# the fused derivative kernels have float loops only (PyTorch: tanh_backward is
+# "not implemented for 'Long'"); the division-like ones promote integers to float
+_check_tanh_backward = declare(_binary_sig("tanh_backward", ("grad_output", "output"),
+                                           result_kinds="f"))
+_check_sigmoid_backward = declare(_binary_sig("sigmoid_backward", ("grad_output", "output"),
+                                              result_kinds="f"))
+_check_relu_backward = declare(_binary_sig("relu_backward", ("grad_output", "input"),
+                                           result_kinds="f"))
+_check_mul_backward = declare(_binary_sig("mul_backward", ("grad_output", "other"),
+                                          result_kinds="f"))
+_check_div_backward = declare(_binary_sig("div_backward", ("grad_output", "other"),
+                                          float_result=True, result_kinds="f"))
+_check_sqrt_backward = declare(_binary_sig("sqrt_backward", ("grad_output", "output"),
+                                           float_result=True, result_kinds="f"))
+_check_div_backward_other = declare(_ternary_sig("div_backward_other",
+                                                 ("grad_output", "output", "other")))
+_check_pow_backward_base = declare(_ternary_sig("pow_backward_base",
+                                                ("grad_output", "input", "exponent")))
+_check_pow_backward_exponent = declare(_ternary_sig("pow_backward_exponent",
+                                                    ("grad_output", "output", "input")))
+_check_add = declare(_binary_sig("add"))
+_check_sub = declare(_binary_sig(
+    "sub", kinds="fi", exc=RuntimeError,
+    message="subtraction, the `-` operator, with a bool tensor is not supported; to "
+            "invert a mask, use the `~` or `logical_not()` operator instead"))
+_check_mul = declare(_binary_sig("mul"))
+_check_div = declare(_binary_sig("div", float_result=True))
+_check_pow = declare(_binary_sig("pow", ("input", "exponent"), result_kinds="fi"))
 
 
 # ---------------------------------------------------------------- public functions
 def neg(input):
-    """``-input``, elementwise.  Any dtype but bool; same shape and dtype out."""
-    as_tensor_arg(input, "neg")
-    if input._data.dtype == np.bool_:
-        raise RuntimeError("neg(): negation, the `-` operator, on a bool tensor is not "
-                           "supported. Use logical_not instead.")
-    return apply(_neg, (input,), {})
+    """``-input``, elementwise.  Any dtype but bool; same shape and dtype out.
+
+    Raises:
+        TypeError: a non-Tensor input.  RuntimeError: a bool tensor (as PyTorch).
+    """
+    return apply(_neg, (_check_neg(input),), {})
 
 
 def exp(input):
-    """``e ** input``, elementwise.  Integer input is promoted to the default float dtype."""
-    return apply(_exp, (float_input(input, "exp"),), {})
+    """``e ** input``, elementwise.  Integer and bool input is promoted to the default
+    float dtype.  Raises TypeError for a non-Tensor input."""
+    return apply(_exp, (_check_exp(input),), {})
 
 
 def log(input):
     """Natural logarithm, elementwise.  Domain x > 0; log(0) = -inf, log(x<0) = nan
-    (IEEE 754, as numpy and PyTorch)."""
-    return apply(_log, (float_input(input, "log"),), {})
+    (IEEE 754, as numpy and PyTorch).  Integer input gives the default float dtype."""
+    return apply(_log, (_check_log(input),), {})
 
 
 def sqrt(input):
-    """Square root, elementwise.  sqrt(x<0) = nan; the derivative at 0 is inf."""
-    return apply(_sqrt, (float_input(input, "sqrt"),), {})
+    """Square root, elementwise.  sqrt(x<0) = nan; the derivative at 0 is inf.
+    Integer input gives the default float dtype."""
+    return apply(_sqrt, (_check_sqrt(input),), {})
 
 
 def tanh(input):
-    """Hyperbolic tangent, elementwise."""
-    return apply(_tanh, (float_input(input, "tanh"),), {})
+    """Hyperbolic tangent, elementwise.  Integer input gives the default float dtype."""
+    return apply(_tanh, (_check_tanh(input),), {})
 
 
 def sigmoid(input):
-    """Logistic function ``1 / (1 + exp(-x))``, elementwise, computed without overflow."""
-    return apply(_sigmoid, (float_input(input, "sigmoid"),), {})
+    """Logistic function ``1 / (1 + exp(-x))``, elementwise, computed without overflow.
+    Integer input gives the default float dtype."""
+    return apply(_sigmoid, (_check_sigmoid(input),), {})
 
 
 def relu(input):
-    """``max(x, 0)``, elementwise; same dtype as the input.  The gradient at 0 is 0."""
-    as_tensor_arg(input, "relu")
-    if input._data.dtype == np.bool_:
-        raise RuntimeError("relu(): not implemented for bool tensors")
-    return apply(_relu, (input,), {})
+    """``max(x, 0)``, elementwise; same dtype as the input.  The gradient at 0 is 0.
+
+    Raises:
+        TypeError: a non-Tensor input.  RuntimeError: a bool tensor (as PyTorch).
+    """
+    return apply(_relu, (_check_relu(input),), {})
+
+
+_FUSED_RAISES = """
+    Raises:
+        TypeError: an operand that is neither a Tensor nor a number.
+        NotImplementedError: operands whose promoted dtype is not floating (the
+            kernel has float32 and float64 loops only; a RuntimeError subclass).
+        RuntimeError: shapes that do not broadcast.
+"""
 
 
 def tanh_backward(grad_output, output):
@@ -446,7 +484,7 @@ def tanh_backward(grad_output, output):
 
     Same-shape or broadcastable float tensors; exactly 0 where ``grad_output`` is
     0 (the strong zero)."""
-    g, y = promote(grad_output, output, "tanh_backward")
+    g, y = _check_tanh_backward(grad_output, output)
     return apply(_tanh_backward, (g, y), {})
 
 
@@ -454,13 +492,13 @@ def sigmoid_backward(grad_output, output):
     """``grad_output * output * (1 - output)``: the VJP of sigmoid given its output.
 
     Exactly 0 where ``grad_output`` is 0 (the strong zero)."""
-    g, y = promote(grad_output, output, "sigmoid_backward")
+    g, y = _check_sigmoid_backward(grad_output, output)
     return apply(_sigmoid_backward, (g, y), {})
 
 
 def relu_backward(grad_output, input):
     """``grad_output * (input > 0)``: the VJP of relu given its input (a select)."""
-    g, x = promote(grad_output, input, "relu_backward")
+    g, x = _check_relu_backward(grad_output, input)
     return apply(_relu_backward, (g, x), {})
 
 
@@ -473,15 +511,13 @@ def mul_backward(grad_output, other):
     wherever the kernel's own cotangent is 0.
 
     Args:
-        grad_output, other (Tensor or number): broadcastable, promoted as for ``mul``.
+        grad_output, other (Tensor or number): broadcastable, promoted as for
+            ``mul``; the promoted dtype must be float32 or float64.
 
     Returns:
         Tensor of the broadcast shape.
-
-    Raises:
-        RuntimeError: shapes that do not broadcast.
     """
-    g, y = promote(grad_output, other, "mul_backward")
+    g, y = _check_mul_backward(grad_output, other)
     return apply(_mul_backward, (g, y), {})
 
 
@@ -491,41 +527,22 @@ def div_backward(grad_output, other):
     numerator (other = the denominator).
 
     Args:
-        grad_output, other (Tensor or number): broadcastable float operands.
+        grad_output, other (Tensor or number): broadcastable operands; integers
+            promote to the default float dtype, as for ``div``.
 
     Returns:
         Tensor of the broadcast shape.
-
-    Raises:
-        RuntimeError: shapes that do not broadcast.
     """
-    g, x = promote(grad_output, other, "div_backward", float_result=True)
+    g, x = _check_div_backward(grad_output, other)
     return apply(_div_backward, (g, x), {})
 
 
 def sqrt_backward(grad_output, output):
     """``grad_output / (2 * output)``: the VJP and JVP of sqrt given its output,
     exactly 0 where ``grad_output`` is 0 (so a zero cotangent at sqrt(0) gives 0,
-    not nan).  Broadcastable float operands; raises RuntimeError otherwise."""
-    g, y = promote(grad_output, output, "sqrt_backward", float_result=True)
+    not nan).  Broadcastable operands; integers promote to the default float."""
+    g, y = _check_sqrt_backward(grad_output, output)
     return apply(_sqrt_backward, (g, y), {})
-
-
-def _promote3(a, b, c, op, names):
-    """Three operands of one float dtype (PyTorch promotion, pairwise) whose shapes
-    broadcast; the error names the arguments."""
-    a, b = promote(a, b, op, float_result=True)
-    a, c = promote(a, c, op, float_result=True)
-    if b._data.dtype != a._data.dtype:
-        b = b.to(a.dtype)
-    shapes = [t._data.shape for t in (a, b, c)]
-    try:
-        broadcast_shape(broadcast_shape(shapes[0], shapes[1], op), shapes[2], op)
-    except RuntimeError:
-        got = ", ".join(f"{n} {list(sh)}" for n, sh in zip(names, shapes))
-        raise RuntimeError(f"{op}(): the shapes of the arguments do not broadcast: "
-                           f"{got}") from None
-    return a, b, c
 
 
 def div_backward_other(grad_output, output, other):
@@ -535,16 +552,13 @@ def div_backward_other(grad_output, output, other):
     instead of 0/0).
 
     Args:
-        grad_output, output, other (Tensor or number): broadcastable float operands.
+        grad_output, output, other (Tensor or number): broadcastable operands,
+            promoted to one float dtype.
 
     Returns:
         Tensor of the broadcast shape.
-
-    Raises:
-        RuntimeError: shapes that do not broadcast.
     """
-    g, y, b = _promote3(grad_output, output, other, "div_backward_other",
-                        ("grad_output", "output", "other"))
+    g, y, b = _check_div_backward_other(grad_output, output, other)
     return apply(_div_backward_other, (g, y, b), {})
 
 
@@ -555,16 +569,13 @@ def pow_backward_base(grad_output, input, exponent):
     ``grad_output == 0`` (the strong zero).
 
     Args:
-        grad_output, input, exponent (Tensor or number): broadcastable float operands.
+        grad_output, input, exponent (Tensor or number): broadcastable operands,
+            promoted to one float dtype.
 
     Returns:
         Tensor of the broadcast shape.
-
-    Raises:
-        RuntimeError: shapes that do not broadcast.
     """
-    g, a, b = _promote3(grad_output, input, exponent, "pow_backward_base",
-                        ("grad_output", "input", "exponent"))
+    g, a, b = _check_pow_backward_base(grad_output, input, exponent)
     return apply(_pow_backward_base, (g, a, b), {})
 
 
@@ -575,17 +586,20 @@ def pow_backward_exponent(grad_output, output, input):
     0 * log 0) and where ``grad_output == 0`` (the strong zero).
 
     Args:
-        grad_output, output, input (Tensor or number): broadcastable float operands.
+        grad_output, output, input (Tensor or number): broadcastable operands,
+            promoted to one float dtype.
 
     Returns:
         Tensor of the broadcast shape.
-
-    Raises:
-        RuntimeError: shapes that do not broadcast.
     """
-    g, y, a = _promote3(grad_output, output, input, "pow_backward_exponent",
-                        ("grad_output", "output", "input"))
+    g, y, a = _check_pow_backward_exponent(grad_output, output, input)
     return apply(_pow_backward_exponent, (g, y, a), {})
+
+
+for _f in (tanh_backward, sigmoid_backward, relu_backward, mul_backward, div_backward,
+           sqrt_backward, div_backward_other, pow_backward_base, pow_backward_exponent):
+    _f.__doc__ += _FUSED_RAISES
+del _f
 
 
 def add(input, other, *, alpha=1):
@@ -596,11 +610,12 @@ def add(input, other, *, alpha=1):
         alpha (number): multiplier for ``other``.
 
     Raises:
+        TypeError: an operand that is neither a Tensor nor a number.
         RuntimeError: when the shapes do not broadcast.
     """
     if alpha != 1:
         other = mul(other, alpha)
-    a, b = promote(input, other, "add")
+    a, b = _check_add(input, other)
     return apply(_add, (a, b), {})
 
 
@@ -608,30 +623,36 @@ def sub(input, other, *, alpha=1):
     """``input - alpha * other`` with broadcasting and type promotion.
 
     Raises:
+        TypeError: an operand that is neither a Tensor nor a number.
         RuntimeError: a bool operand (as PyTorch), or shapes that do not broadcast.
     """
-    for x in (input, other):
-        if isinstance(x, (bool, np.bool_)) or (isinstance(x, Tensor)
-                                               and x._data.dtype == np.bool_):
-            raise RuntimeError("sub(): subtraction, the `-` operator, with a bool tensor is "
-                               "not supported. If you are trying to invert a mask, use the "
-                               "`~` or `logical_not()` operator instead.")
     if alpha != 1:
+        _check_sub(input, other)        # a bool operand is named before mul runs
         other = mul(other, alpha)
-    a, b = promote(input, other, "sub")
+    a, b = _check_sub(input, other)
     return apply(_sub, (a, b), {})
 
 
 def mul(input, other):
-    """``input * other`` with broadcasting and type promotion."""
-    a, b = promote(input, other, "mul")
+    """``input * other`` with broadcasting and type promotion.
+
+    Raises:
+        TypeError: an operand that is neither a Tensor nor a number.
+        RuntimeError: shapes that do not broadcast.
+    """
+    a, b = _check_mul(input, other)
     return apply(_mul, (a, b), {})
 
 
 def div(input, other):
     """True division ``input / other``; integer operands give the default float dtype.
-    Division by zero gives inf or nan (IEEE 754)."""
-    a, b = promote(input, other, "div", float_result=True)
+    Division by zero gives inf or nan (IEEE 754).
+
+    Raises:
+        TypeError: an operand that is neither a Tensor nor a number.
+        RuntimeError: shapes that do not broadcast.
+    """
+    a, b = _check_div(input, other)
     return apply(_div, (a, b), {})
 
 
@@ -644,23 +665,28 @@ def pow(input, exponent):
     is 0 where the base is 0 and the exponent is >= 0.
 
     Raises:
-        RuntimeError: integer tensors to negative integer powers.
+        TypeError: an operand that is neither a Tensor nor a number.
+        NotImplementedError: operands that promote to bool.
+        RuntimeError: integers to negative integer powers, or shapes that do not
+            broadcast.
     """
-    a, b = promote(input, exponent, "pow")
-    if a._data.dtype == np.bool_:
-        raise RuntimeError("pow(): not implemented for bool tensors")
+    a, b = _check_pow(input, exponent)
     return apply(_pow, (a, b), {})
 
 
 # ---------------------------------------------------------------- comparisons
 def _compare(name, ufunc):
+    check = declare(_binary_sig(name, forward_checks_broadcast=False))   # numpy's ufunc
+
     def compare(input, other):
-        a, b = promote(input, other, name)
-        broadcast_shape(a._data.shape, b._data.shape, name)
+        a, b = check(input, other)
         return Tensor._wrap(np.asarray(ufunc(a._data, b._data)))
     compare.__name__ = name
-    compare.__doc__ = (f"Elementwise ``{name}`` comparison with broadcasting; a bool tensor, "
-                       f"never differentiable.")
+    compare.__doc__ = (f"Elementwise ``{name}`` comparison with broadcasting and type "
+                       f"promotion; a bool tensor, never differentiable.\n\n"
+                       f"    Raises:\n        TypeError: an operand that is neither a "
+                       f"Tensor nor a number.\n        RuntimeError: shapes that do not "
+                       f"broadcast.\n")
     return compare
 
 

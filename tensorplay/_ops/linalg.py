@@ -9,7 +9,8 @@ import numpy as np
 
 from tensorplay import _blas
 from tensorplay._kernels import linalg as _kl
-from tensorplay._ops._common import CONFIG, as_tensor_arg
+from tensorplay._ops._common import CONFIG
+from tensorplay._ops._validate import Signature, TensorArg, declare
 from tensorplay._pool import empty as pool_empty
 from tensorplay._ops.registry import apply, defop, tangent_sum
 
@@ -97,26 +98,26 @@ _matmul = defop("matmul", _matmul_forward,
                 saves=("inputs",))
 
 
+_check_matmul = declare(Signature(
+    "matmul", TensorArg("input", "fi", min_ndim=1), TensorArg("other", "fi", min_ndim=1),
+    same_dtype=("input", "other")))
+
+
 def matmul(input, other):
     """Matrix product with numpy/PyTorch semantics.
 
     1-D @ 1-D is a dot product (0-d result); 2-D @ 1-D a matrix-vector product;
     1-D @ 2-D a vector-matrix product; 2-D @ 2-D a matrix product; N-D operands are
     batches of matrices whose batch dims broadcast, e.g. (j, 1, n, m) @ (k, m, p)
-    -> (j, k, n, p).
+    -> (j, k, n, p).  float32, float64 and integer operands of one dtype.
 
     Raises:
+        TypeError: a non-Tensor operand.
+        NotImplementedError: bool operands (as PyTorch).
         RuntimeError: a 0-d operand, different dtypes (as PyTorch; cast first),
             mismatched inner sizes, or batch dims that do not broadcast.
     """
-    a = as_tensor_arg(input, "matmul")
-    b = as_tensor_arg(other, "matmul", "other")
-    if a.ndim == 0 or b.ndim == 0:
-        raise RuntimeError(f"matmul(): both arguments need to be at least 1D, but they are "
-                           f"{a.ndim}D and {b.ndim}D")
-    if a._data.dtype != b._data.dtype:
-        raise RuntimeError(f"matmul(): expected both arguments to have the same dtype, but "
-                           f"got {a.dtype} and {b.dtype}")
+    a, b = _check_matmul(input, other)
     sa, sb = a._data.shape, b._data.shape
     k_a = sa[-1]
     k_b = sb[0] if len(sb) == 1 else sb[-2]

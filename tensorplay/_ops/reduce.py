@@ -12,9 +12,11 @@ import numpy as np
 from tensorplay._pool import MIN_BYTES as POOL_MIN_BYTES
 from tensorplay._pool import empty as pool_empty
 from tensorplay._kernels import reduce as _kr
-from tensorplay._ops._common import CONFIG, as_tensor_arg, normalize_dims
+from tensorplay._ops._common import CONFIG, not_tensor_error
+from tensorplay._ops._validate import BoolArg, DimsArg, Signature, TensorArg, declare
 from tensorplay._ops.registry import apply, defop
 from tensorplay._ops.shape import _expand, _reshape
+from tensorplay._tensor import Tensor
 
 __all__ = ["sum", "mean"]
 
@@ -119,11 +121,28 @@ _mean = defop("mean", lambda x, dims, keepdim: _mean_array(x, dims, keepdim),
               jvp=lambda ts, out, x, dims, keepdim: mean(ts[0], dims, keepdim))
 
 
+def _reduce_sig(op, kinds="fib", **kw):
+    return Signature(op, TensorArg("input", kinds, **kw), DimsArg("dim", default=None),
+                     BoolArg("keepdim", default=False))
+
+
+_check_sum = declare(_reduce_sig("sum"))
+_check_mean = declare(_reduce_sig(
+    "mean", "f", exc=RuntimeError,
+    message="could not infer output dtype; pass dtype=tensorplay.float32"))
+
+
+def _cast(input, dtype, op):
+    if not isinstance(input, Tensor):
+        raise not_tensor_error(op, "input", input)
+    return input.to(dtype)
+
+
 def sum(input, dim=None, keepdim=False, *, dtype=None):
     """Sum of elements over ``dim``.
 
     Args:
-        input (Tensor): any shape.
+        input (Tensor): any shape and dtype.
         dim (int or tuple of ints, optional): dims to reduce; None (or ``()``)
             reduces all of them.
         keepdim (bool): keep reduced dims with size 1.
@@ -133,13 +152,14 @@ def sum(input, dim=None, keepdim=False, *, dtype=None):
         Tensor of the input's dtype (int64 for integer and bool inputs).
 
     Raises:
+        TypeError: a non-Tensor input, a dim that is not an int (or tuple of
+            ints), a keepdim that is not a bool.
         IndexError: a dim out of range.  RuntimeError: a repeated dim.
     """
-    as_tensor_arg(input, "sum")
     if dtype is not None:
-        input = input.to(dtype)
-    dims = normalize_dims(dim, input.ndim, "sum")
-    return apply(_sum, (input,), {"dims": dims, "keepdim": bool(keepdim)})
+        input = _cast(input, dtype, "sum")
+    input, dims, keepdim = _check_sum(input, dim, keepdim)
+    return apply(_sum, (input,), {"dims": dims, "keepdim": keepdim})
 
 
 def mean(input, dim=None, keepdim=False, *, dtype=None):
@@ -147,13 +167,9 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
     elements is nan.
 
     Raises:
-        RuntimeError: for integer or bool input (as PyTorch; pass ``dtype``).
+        as ``sum``; RuntimeError for integer or bool input (as PyTorch; pass ``dtype``).
     """
-    as_tensor_arg(input, "mean")
     if dtype is not None:
-        input = input.to(dtype)
-    if input._data.dtype.kind != "f":
-        raise RuntimeError(f"mean(): could not infer output dtype. Input dtype must be "
-                           f"floating point, got {input.dtype}; pass dtype=tensorplay.float32")
-    dims = normalize_dims(dim, input.ndim, "mean")
-    return apply(_mean, (input,), {"dims": dims, "keepdim": bool(keepdim)})
+        input = _cast(input, dtype, "mean")
+    input, dims, keepdim = _check_mean(input, dim, keepdim)
+    return apply(_mean, (input,), {"dims": dims, "keepdim": keepdim})

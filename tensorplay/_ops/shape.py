@@ -15,7 +15,10 @@ import operator
 import numpy as np
 
 from tensorplay import _dtype
-from tensorplay._ops._common import as_tensor_arg, normalize_dim
+from tensorplay._ops._common import as_tensor_arg
+from tensorplay._ops._validate import (BoolArg, DimArg, DimsArg, DtypeArg, IndexArg,
+                                       PermArg, Signature, SizesArg, TensorArg,
+                                       TensorListArg, declare)
 from tensorplay._ops.registry import apply, defop, sum_to_shape
 from tensorplay._tensor import Tensor
 
@@ -108,48 +111,85 @@ def view(input, *shape):
         ) from None
 
 
+# ---------------------------------------------------------------- argument declarations
+# (tensorplay/_ops/_validate.py; reshape and view keep their own checks for now)
+def _two_tensors(op):
+    return Signature(op, TensorArg("input"), TensorArg("other"))
+
+
+_check_view_as = declare(_two_tensors("view_as"))
+_check_reshape_as = declare(_two_tensors("reshape_as"))
+_check_expand_as = declare(_two_tensors("expand_as"))
+_check_flatten = declare(Signature("flatten", TensorArg("input"),
+                                   DimArg("start_dim", default=0), DimArg("end_dim", default=-1)))
+_check_unsqueeze = declare(Signature("unsqueeze", TensorArg("input"), DimArg("dim", extra=1)))
+_check_squeeze = declare(Signature("squeeze", TensorArg("input"), DimsArg("dim", default=None)))
+_check_permute = declare(Signature("permute", TensorArg("input"), PermArg("dims")))
+_check_transpose = declare(Signature("transpose", TensorArg("input"), DimArg("dim0"),
+                                     DimArg("dim1")))
+_check_expand = declare(Signature("expand", TensorArg("input"), SizesArg("sizes")))
+# reshape and view: declared (the fuzzer holds them to it) but not yet called by them
+declare(Signature("reshape", TensorArg("input"), SizesArg("shape")))
+declare(Signature("view", TensorArg("input"), SizesArg("shape")))
+_check_stack = declare(Signature("stack", TensorListArg("tensors"),
+                                 DimArg("dim", of="tensors", extra=1, default=0)))
+_check_clone = declare(Signature("clone", TensorArg("input")))
+_check_to = declare(Signature("to", TensorArg("input"), DtypeArg("dtype"),
+                              BoolArg("copy", default=False), public="to_dtype"))
+
+
 def view_as(input, other):
-    """``input.view(other.shape)``."""
-    return view(input, as_tensor_arg(other, "view_as", "other")._data.shape)
+    """``input.view(other.shape)``.  TypeError for non-Tensor arguments."""
+    input, other = _check_view_as(input, other)
+    return view(input, other._data.shape)
 
 
 def reshape_as(input, other):
-    """``input.reshape(other.shape)``."""
-    return reshape(input, as_tensor_arg(other, "reshape_as", "other")._data.shape)
+    """``input.reshape(other.shape)``.  TypeError for non-Tensor arguments."""
+    input, other = _check_reshape_as(input, other)
+    return reshape(input, other._data.shape)
 
 
 def flatten(input, start_dim=0, end_dim=-1):
-    """Merge dims ``start_dim..end_dim`` into one (a view when possible)."""
-    as_tensor_arg(input, "flatten")
+    """Merge dims ``start_dim..end_dim`` into one (a view when possible); a 0-d
+    input gives shape (1,).
+
+    Raises:
+        TypeError: a non-Tensor input or a non-integer dim.
+        IndexError: a dim out of range.  RuntimeError: start_dim after end_dim.
+    """
+    input, s, e = _check_flatten(input, start_dim, end_dim)
     if input.ndim == 0:
         return reshape(input, (1,))
-    s = normalize_dim(start_dim, input.ndim, "flatten")
-    e = normalize_dim(end_dim, input.ndim, "flatten")
     if s > e:
-        raise RuntimeError(f"flatten(): start_dim ({start_dim}) cannot come after end_dim ({end_dim})")
+        raise RuntimeError(f"flatten(): start_dim ({start_dim}) cannot come after end_dim "
+                           f"({end_dim})")
     shp = input._data.shape
     return reshape(input, shp[:s] + (math.prod(shp[s:e + 1]),) + shp[e + 1:])
 
 
 def unsqueeze(input, dim):
-    """A view with a size-1 dim inserted at ``dim`` (in ``[-ndim-1, ndim]``)."""
-    as_tensor_arg(input, "unsqueeze")
-    d = normalize_dim(dim, input.ndim + 1, "unsqueeze")
+    """A view with a size-1 dim inserted at ``dim`` (in ``[-ndim-1, ndim]``).
+
+    Raises:
+        TypeError: a non-Tensor input or a non-integer dim.  IndexError: dim out of range.
+    """
+    input, d = _check_unsqueeze(input, dim)
     shp = input._data.shape
     return view(input, shp[:d] + (1,) + shp[d:])
 
 
 def squeeze(input, dim=None):
     """A view with size-1 dims removed: all of them, or those in ``dim`` (an int or a
-    tuple); a named dim whose size is not 1 is left alone (PyTorch's behaviour)."""
-    as_tensor_arg(input, "squeeze")
+    tuple); a named dim whose size is not 1 is left alone (PyTorch's behaviour).
+
+    Raises:
+        TypeError: a non-Tensor input or a non-integer dim.
+        IndexError: a dim out of range.  RuntimeError: a repeated dim.
+    """
+    input, dims = _check_squeeze(input, dim)
     shp = input._data.shape
-    if dim is None:
-        dims = {i for i, s in enumerate(shp) if s == 1}
-    else:
-        dims = dim if isinstance(dim, (tuple, list)) else (dim,)
-        dims = {normalize_dim(d, input.ndim, "squeeze") for d in dims}
-        dims = {d for d in dims if input.ndim and shp[d] == 1}
+    dims = {d for d in dims if shp[d] == 1}
     return view(input, tuple(s for i, s in enumerate(shp) if i not in dims))
 
 
@@ -163,26 +203,24 @@ def permute(input, *dims):
     """A view with the dims reordered: output dim i is input dim ``dims[i]``.
 
     Raises:
+        TypeError: a non-Tensor input or non-integer dims.
+        IndexError: a dim out of range.
         RuntimeError: when ``dims`` is not a permutation of ``range(ndim)``.
     """
-    as_tensor_arg(input, "permute")
-    dims = _sizes(dims, "permute")
-    n = input.ndim
-    if len(dims) != n:
-        raise RuntimeError(f"permute(): number of dims don't match: the input has {n} dims, "
-                           f"got {len(dims)} ({list(dims)})")
-    dims = tuple(normalize_dim(d, n, "permute") for d in dims)
-    if len(set(dims)) != n:
-        raise RuntimeError(f"permute(): repeated dim in {list(dims)}")
+    if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
+        dims = tuple(dims[0])
+    input, dims = _check_permute(input, dims)
     return apply(_permute, (input,), {"dims": dims})
 
 
 def transpose(input, dim0, dim1):
-    """A view with dims ``dim0`` and ``dim1`` swapped."""
-    as_tensor_arg(input, "transpose")
+    """A view with dims ``dim0`` and ``dim1`` swapped.
+
+    Raises:
+        TypeError: a non-Tensor input or a non-integer dim.  IndexError: dim out of range.
+    """
+    input, d0, d1 = _check_transpose(input, dim0, dim1)
     n = input.ndim
-    d0 = normalize_dim(dim0, n, "transpose")
-    d1 = normalize_dim(dim1, n, "transpose")
     dims = list(range(n))
     if n:
         dims[d0], dims[d1] = dims[d1], dims[d0]
@@ -201,10 +239,12 @@ def expand(input, *sizes):
     -1 keeps a dim's size; new dims may be added in front; only size-1 dims can grow.
 
     Raises:
+        TypeError: a non-Tensor input or non-integer sizes.
         RuntimeError: when a non-singleton dim would change, or fewer sizes than dims.
     """
-    as_tensor_arg(input, "expand")
-    sizes = _sizes(sizes, "expand")
+    if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
+        sizes = tuple(sizes[0])
+    input, sizes = _check_expand(input, sizes)
     shp = input._data.shape
     if len(sizes) < len(shp):
         raise RuntimeError(f"expand(): the number of sizes provided ({len(sizes)}) must be "
@@ -235,8 +275,9 @@ def expand(input, *sizes):
 
 
 def expand_as(input, other):
-    """``input.expand(other.shape)``."""
-    return expand(input, as_tensor_arg(other, "expand_as", "other")._data.shape)
+    """``input.expand(other.shape)``.  TypeError for non-Tensor arguments."""
+    input, other = _check_expand_as(input, other)
+    return expand(input, other._data.shape)
 
 
 # ---------------------------------------------------------------- indexing
@@ -320,6 +361,13 @@ _getitem_backward = defop(
     jvp=lambda ts, out, g, shape, key: getitem_backward(ts[0], shape, key))
 
 
+_check_getitem = declare(Signature("getitem", TensorArg("input"),
+                                   IndexArg("key", check=check_index)))
+_check_getitem_backward = declare(Signature(
+    "getitem_backward", TensorArg("grad_output"), SizesArg("shape"),
+    IndexArg("key", of="shape", check=lambda k, shape, op: k)))   # keys come checked
+
+
 def getitem(input, key):
     """``input[key]`` for ints, slices (positive steps), None and Ellipsis: a view.
 
@@ -329,7 +377,7 @@ def getitem(input, key):
             object such as a float.
         ValueError: a slice step that is not positive (PyTorch has no negative steps).
     """
-    key = check_index(key, input._data.shape)
+    input, key = _check_getitem(input, key)
     return apply(_getitem, (input,), {"key": key})
 
 
@@ -339,10 +387,10 @@ def getitem_backward(grad_output, shape, key):
     ``key`` is a basic index as ``check_index`` returns it.
 
     Raises:
+        TypeError: a non-Tensor grad_output or a shape that is not a sequence of ints.
         RuntimeError: a grad_output whose shape is not that of ``zeros(shape)[key]``.
     """
-    as_tensor_arg(grad_output, "getitem_backward", "grad_output")
-    shape = tuple(shape)
+    grad_output, shape, key = _check_getitem_backward(grad_output, shape, key)
     want = np.broadcast_to(np.empty((), np.bool_), shape)[key].shape   # no allocation
     if grad_output._data.shape != want:
         raise RuntimeError(f"getitem_backward(): grad_output has shape "
@@ -373,13 +421,12 @@ def stack(tensors, dim=0):
     """Join same-shaped tensors along a new dim ``dim`` (in ``[-ndim-1, ndim]``).
 
     Raises:
+        TypeError: ``tensors`` not a list or tuple of Tensors; a non-integer dim.
+        IndexError: dim out of range.
         RuntimeError: empty sequence, or tensors of different shapes.
     """
-    tensors = list(tensors)
-    if not tensors:
-        raise RuntimeError("stack(): expects a non-empty sequence of tensors")
+    tensors, dim = _check_stack(tensors, dim)
     for i, t in enumerate(tensors):
-        as_tensor_arg(t, "stack", f"tensors[{i}]")
         if t._data.shape != tensors[0]._data.shape:
             raise RuntimeError(f"stack(): expects each tensor to be equal size, but got "
                                f"{list(tensors[0]._data.shape)} at entry 0 and "
@@ -388,7 +435,6 @@ def stack(tensors, dim=0):
     for t in tensors[1:]:
         d = _dtype.promote_types(d, t.dtype)
     tensors = [t if t.dtype is d else t.to(d) for t in tensors]
-    dim = normalize_dim(dim, tensors[0].ndim + 1, "stack")
     return apply(_stack, tuple(tensors), {"dim": dim})
 
 
@@ -398,8 +444,9 @@ _clone = defop("clone", lambda x: np.array(x, order="C", copy=True),
 
 
 def clone(input):
-    """A differentiable copy of ``input`` with its own C-contiguous storage."""
-    return apply(_clone, (as_tensor_arg(input, "clone"),), {})
+    """A differentiable copy of ``input`` with its own C-contiguous storage.
+    TypeError for a non-Tensor input."""
+    return apply(_clone, (_check_clone(input),), {})
 
 
 # _to_copy: a float->float cast is differentiable; the registry casts the
@@ -413,8 +460,12 @@ def to_dtype(input, dtype, copy=False):
     """``input`` cast to ``dtype``; self when the dtype matches and not ``copy``.
 
     Float to integer truncates toward zero; the result never requires grad.
+
+    Raises:
+        TypeError: a non-Tensor input, a dtype that is not a tensorplay dtype, or a
+            copy flag that is not a bool.
     """
-    as_tensor_arg(input, "to")
+    input, dtype, copy = _check_to(input, dtype, copy)
     if input._data.dtype == dtype.numpy and not copy:
         return input
     return apply(_to_copy, (input,), {"dtype": dtype})
