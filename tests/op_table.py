@@ -356,9 +356,6 @@ def _expand_as_shapes(draw):
     return [a, lead + tuple(draw(st.integers(0, 3)) if s == 1 else s for s in a)]
 
 
-_EMPTY_REDUCTION = {"empty": "empty-input reductions' values are being fixed elsewhere"}
-
-
 TARGET = tp.tensor([2, 0, 1, 2, 1])
 COND = tp.tensor([[True, False, True, False], [False, False, True, True],
                   [True, True, False, False]])
@@ -479,14 +476,14 @@ SPECS = [
            variant="dim",
            fuzz=Fuzz("sum", kinds="fib")),
     OpSpec("mean", lambda x: x.mean(), lambda x: np.mean(x), unary_samples(), variant="all",
-           fuzz=Fuzz("mean", skip=_EMPTY_REDUCTION)),
+           fuzz=Fuzz("mean")),
     OpSpec("mean", lambda x, dim, keepdim: x.mean(dim, keepdim),
            lambda x, dim, keepdim: np.mean(x, axis=_axis(x, dim), keepdims=keepdim),
            fixed_samples(("dim1", [(_normal, (3, 4))], {"dim": 1, "keepdim": False}),
                          ("dims02_keep", [(_normal, (2, 3, 4))], {"dim": (0, 2), "keepdim": True}),
                          ("noncontig", [(_normal, (3, 4))], {"dim": 0, "keepdim": False})),
            variant="dim",
-           fuzz=Fuzz("mean", skip=_EMPTY_REDUCTION)),
+           fuzz=Fuzz("mean")),
     # ---- matmul
     OpSpec("matmul", lambda a, b: a @ b, np.matmul,
            fixed_samples(("dot", [(_normal, (4,)), (_normal, (4,))], {}),
@@ -608,10 +605,7 @@ SPECS = [
                          ("noncontig", [(_normal, (3, 4)), (_uniform(-3, 0), (3, 4))],
                           {"dim": -1})),
            fuzz=Fuzz("log_softmax_backward", ("grad_output", "output"),
-                     domain=[(-2.0, 2.0), (-3.0, 0.0)],
-                     skip={"bad_dtype": "nn.py: integer operands reach the kernel (TypeError from "
-                                        "log_softmax_vjp)",
-                           "not_tensor": "nn.py: a Python number is taken as grad_output"})),
+                     domain=[(-2.0, 2.0), (-3.0, 0.0)])),
     OpSpec("nll_loss", lambda logp, target: tp.nn.functional.nll_loss(logp, target), _nll,
            fixed_samples(("5x3", [(_normal, (5, 3))], {"target": TARGET}),
                          ("noncontig", [(_normal, (5, 3))], {"target": TARGET})),
@@ -622,9 +616,7 @@ SPECS = [
            fixed_samples(("0d", [(_normal, ())], {"target": TARGET, "num_classes": 3})),
            fuzz=Fuzz("nll_loss_backward", ("grad_output",), shapes=lambda draw: [()],
                      kwargs=_nll_backward_kwargs,
-                     base=lambda ts, kw: [ts[0], kw["target"], kw["num_classes"]],
-                     skip={"int_": "nll_loss_backward's num_classes: being fixed elsewhere "
-                                   "(int(1.5) passes)"})),
+                     base=lambda ts, kw: [ts[0], kw["target"], kw["num_classes"]])),
     OpSpec("log_softmax", lambda x, target: tp.nn.functional.cross_entropy(x, target),
            lambda x, target: _nll(_log_softmax(x, 1), target._data),
            fixed_samples(("5x3", [(_normal, (5, 3))], {"target": TARGET})),

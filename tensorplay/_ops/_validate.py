@@ -544,21 +544,6 @@ def _check_same(op, names, vals, idx, what):
                                f"the same {what}, got {first} and {key(vals[i])}")
 
 
-# ---------------------------------------------------------------- declared, not yet wired
-# nn.py (another module's scope) still runs its own checks; these declarations are
-# what tests/test_fuzz.py holds it to, and what nn.py should call instead
-# (``CHECKERS["log_softmax"](input, dim)``), moving them next to its ops.
-declare(Signature("log_softmax", TensorArg("input", "f", exc=RuntimeError), DimArg("dim")))
-declare(Signature("log_softmax_backward", TensorArg("grad_output", "f"),
-                  TensorArg("output", "f"), DimArg("dim", of="output"),
-                  same_shape=("grad_output", "output")))
-declare(Signature("nll_loss", TensorArg("input", "f", min_ndim=2, exc=RuntimeError),
-                  TensorArg("target", "i", exc=RuntimeError)))
-declare(Signature("nll_loss_backward", TensorArg("grad_output", "f", exc=RuntimeError),
-                  TensorArg("target", "i", exc=RuntimeError), IntArg("num_classes", lo=0)))
-declare(Signature("cross_entropy", TensorArg("input", "f", min_ndim=1, exc=RuntimeError),
-                  TensorArg("target", "i", exc=RuntimeError)))
-
 
 # ---------------------------------------------------------------- in-place targets
 def check_inplace_target(op, target, result_shape, result_dtype):

@@ -7,18 +7,35 @@ either way; the composition keeps every rule a one-liner over registered
 primitives, so second derivatives and forward mode come for free.
 """
 import math
-import operator
 
 import numpy as np
 
 from tensorplay._pool import empty as pool_empty
 from tensorplay._kernels import nn as _kn
-from tensorplay._ops._common import CONFIG, as_tensor_arg, normalize_dim, promote
+from tensorplay._ops._common import CONFIG, as_tensor_arg, promote
+from tensorplay._ops._validate import DimArg, IntArg, Signature, TensorArg, declare
 from tensorplay._ops.registry import apply, defop, tangent_sum
 from tensorplay._tensor import Tensor
 
 __all__ = ["log_softmax", "softmax", "log_softmax_backward", "nll_loss", "nll_loss_backward",
            "cross_entropy"]
+
+# The declared arguments (tensorplay/_ops/_validate.py); tests/test_fuzz.py draws
+# valid and invalid calls from them.
+_check_log_softmax = declare(Signature(
+    "log_softmax", TensorArg("input", "f", exc=RuntimeError), DimArg("dim")))
+_check_log_softmax_backward = declare(Signature(
+    "log_softmax_backward", TensorArg("grad_output", "f"), TensorArg("output", "f"),
+    DimArg("dim", of="output"), same_shape=("grad_output", "output")))
+_check_nll_loss = declare(Signature(
+    "nll_loss", TensorArg("input", "f", min_ndim=2, exc=RuntimeError),
+    TensorArg("target", "i", exc=RuntimeError)))
+_check_nll_loss_backward = declare(Signature(
+    "nll_loss_backward", TensorArg("grad_output", "f", exc=RuntimeError),
+    TensorArg("target", "i", exc=RuntimeError), IntArg("num_classes", lo=0)))
+_check_cross_entropy = declare(Signature(
+    "cross_entropy", TensorArg("input", "f", min_ndim=1, exc=RuntimeError),
+    TensorArg("target", "i", exc=RuntimeError)))
 
 
 def _arr(shape, dim):
@@ -84,11 +101,9 @@ def log_softmax_backward(grad_output, output, dim):
     Raises:
         RuntimeError: shapes that differ.
     """
-    g, y = promote(grad_output, output, "log_softmax_backward")
-    if g._data.shape != y._data.shape:
-        raise RuntimeError(f"log_softmax_backward(): grad_output shape {list(g.shape)} and "
-                           f"output shape {list(y.shape)} differ")
-    d = normalize_dim(dim, y.ndim, "log_softmax_backward")
+    g, y, d = _check_log_softmax_backward(grad_output, output, dim)
+    if g._data.dtype != y._data.dtype:
+        g, y = promote(g, y, "log_softmax_backward")
     return apply(_log_softmax_backward, (g, y), {"dim": d})
 
 
@@ -107,9 +122,7 @@ def log_softmax(input, dim, dtype=None):
     as_tensor_arg(input, "log_softmax")
     if dtype is not None:
         input = input.to(dtype)
-    if input._data.dtype.kind != "f":
-        raise RuntimeError(f"log_softmax(): expected a floating point tensor, got {input.dtype}")
-    d = normalize_dim(dim, input.ndim, "log_softmax")
+    input, d = _check_log_softmax(input, dim)
     return apply(_log_softmax, (input,), {"dim": d})
 
 
@@ -159,10 +172,6 @@ def _nll(logp, target, reduction):
 
 
 def _check_target(logp, target, op):
-    as_tensor_arg(target, op, "target")
-    if target._data.dtype.kind not in "iu":
-        raise RuntimeError(f"{op}(): expected target of integer class indices (int64), got "
-                        f"{target.dtype}; probability targets are not supported")
     n, c = logp._data.shape
     if target._data.shape != (n,):
         raise ValueError(f"{op}(): expected target of shape ({n},) for input of shape "
@@ -194,10 +203,10 @@ def nll_loss(input, target, reduction="mean"):
         ValueError: shape mismatch or unknown reduction.  IndexError: a target
         outside ``[0, C)``.
     """
-    as_tensor_arg(input, "nll_loss")
-    if input.ndim != 2 or input._data.dtype.kind != "f":
-        raise RuntimeError(f"nll_loss(): expected a 2-D floating input (N, C), got "
-                           f"{input.ndim}-D {input.dtype}")
+    input, target = _check_nll_loss(input, target)
+    if input.ndim != 2:
+        raise RuntimeError(f"nll_loss(): expected a 2-D input (N, C), got shape "
+                           f"{list(input.shape)}")
     if reduction not in ("mean", "sum"):
         raise ValueError(f"nll_loss(): reduction must be 'mean' or 'sum', got {reduction!r}")
     t = _check_target(input, target, "nll_loss")
@@ -215,21 +224,14 @@ def nll_loss_backward(grad_output, target, num_classes, reduction="mean"):
         reduction (str): the reduction of the loss, ``'mean'`` or ``'sum'``.
 
     Raises:
-        RuntimeError: a grad_output that is not a 0-d float tensor.  TypeError /
-        ValueError: num_classes not a non-negative int, an unknown reduction.  As
-        ``nll_loss`` for the target.
+        RuntimeError: a grad_output that is not a 0-d float tensor, a negative
+        num_classes.  TypeError: num_classes not an int.  ValueError: an unknown
+        reduction.  As ``nll_loss`` for the target.
     """
-    as_tensor_arg(grad_output, "nll_loss_backward", "grad_output")
-    if grad_output.ndim != 0 or grad_output._data.dtype.kind != "f":
-        raise RuntimeError(f"nll_loss_backward(): grad_output must be a 0-d floating tensor, "
-                           f"got shape {list(grad_output.shape)} of {grad_output.dtype}")
-    try:
-        c = operator.index(num_classes)
-    except TypeError:
-        raise TypeError(f"nll_loss_backward(): argument 'num_classes' must be int, not "
-                        f"{type(num_classes).__name__}") from None
-    if c < 0:
-        raise ValueError(f"nll_loss_backward(): num_classes must be non-negative, got {c}")
+    grad_output, target, c = _check_nll_loss_backward(grad_output, target, num_classes)
+    if grad_output.ndim != 0:
+        raise RuntimeError(f"nll_loss_backward(): grad_output must be a 0-d tensor, got "
+                           f"shape {list(grad_output.shape)}")
     n = target.shape[0] if isinstance(target, Tensor) and target.ndim == 1 else -1
     if reduction not in ("mean", "sum"):
         raise ValueError(f"nll_loss_backward(): reduction must be 'mean' or 'sum', got "
@@ -256,8 +258,7 @@ def cross_entropy(input, target, reduction="mean"):
     Raises:
         as ``nll_loss``; RuntimeError for input that is not 1-D or 2-D.
     """
-    as_tensor_arg(input, "cross_entropy")
-    as_tensor_arg(target, "cross_entropy", "target")
+    input, target = _check_cross_entropy(input, target)
     if input.ndim == 1:
         input = input.unsqueeze(0)
         target = target.reshape(1)
