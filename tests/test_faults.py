@@ -287,3 +287,31 @@ def test_stack_rules_take_the_inputs_as_one_tuple():
     (tp.stack(xs) * w).sum().backward()
     np.testing.assert_array_equal(np.stack([x.grad.numpy() for x in xs]),
                                   np.repeat(np.arange(3000.0)[:, None], 2, 1))
+
+
+def test_broadcasting_beyond_32_dims():
+    # numpy's broadcast_shapes stops at 32 dims (its message named no op)
+    a = tp.randn(*[1] * 33, 2)
+    b = tp.randn(*[1] * 32, 3, 1)
+    want = a.numpy().reshape(1, 2) + b.numpy().reshape(3, 1)
+    np.testing.assert_allclose((a + b).numpy().reshape(3, 2), want, rtol=1e-6)
+    with pytest.raises(RuntimeError, match=r"add\(\): the size of tensor a \(2\) must match"):
+        tp.ones(*[1] * 32, 2) + tp.ones(*[1] * 33, 3)
+
+
+def test_sum_with_an_integer_dtype_returns_that_dtype():
+    # PyTorch: sum(dtype=) computes in and returns that dtype; without it an
+    # integer sum is int64
+    x = tp.tensor([[1, 2], [3, 4]], dtype=tp.int64)
+    assert x.sum(dtype=tp.int32).dtype == tp.int32 and int(x.sum(dtype=tp.int32)) == 10
+    np.testing.assert_array_equal(x.sum(0, dtype=tp.int32).numpy(), [4, 6])
+    assert tp.ones(3).sum(dtype=tp.int32).dtype == tp.int32
+    assert tp.ones(3, dtype=tp.int32).sum().dtype == tp.int64
+
+
+def test_expanding_past_what_an_array_can_index_is_a_clear_error():
+    for shape in ((0, 2 ** 62), (2 ** 62, 2 ** 62)):
+        with pytest.raises(RuntimeError, match=r"expand\(\): the expanded shape .* more "
+                                               r"elements than an array can index"):
+            tp.ones(1, 1).expand(*shape)
+    assert float(tp.ones(1, 1).expand(0, 2 ** 40).sum()) == 0.0

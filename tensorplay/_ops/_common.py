@@ -206,10 +206,24 @@ def broadcast_shape(sa, sb, op):
                 break
         else:
             return tuple(out)
-    try:
-        return np.broadcast_shapes(sa, sb)
-    except ValueError:
-        raise _broadcast_error(sa, sb, op) from None
+    return _broadcast_general(sa, sb, op)
+
+
+def _broadcast_general(sa, sb, op):
+    # numpy's broadcast_shapes stops at 32 dims; PyTorch (and tensorplay's
+    # kernels) go further, so the rule is spelled out
+    n = max(len(sa), len(sb))
+    pa = (1,) * (n - len(sa)) + tuple(sa)
+    pb = (1,) * (n - len(sb)) + tuple(sb)
+    out = []
+    for x, y in zip(pa, pb):
+        if x == y or y == 1:
+            out.append(x)
+        elif x == 1:
+            out.append(y)
+        else:
+            raise _broadcast_error(sa, sb, op)
+    return tuple(out)
 
 
 def _broadcast_error(sa, sb, op, names=("a", "b")):

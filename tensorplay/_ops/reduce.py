@@ -149,7 +149,8 @@ def sum(input, dim=None, keepdim=False, *, dtype=None):
         dtype (dtype, optional): cast the input to this dtype first.
 
     Returns:
-        Tensor of the input's dtype (int64 for integer and bool inputs).
+        Tensor of the input's dtype (int64 for integer and bool inputs), or of
+        ``dtype`` when given (PyTorch: the sum is computed in that dtype).
 
     Raises:
         TypeError: a non-Tensor input, a dim that is not an int (or tuple of
@@ -159,7 +160,10 @@ def sum(input, dim=None, keepdim=False, *, dtype=None):
     if dtype is not None:
         input = _cast(input, dtype, "sum")
     input, dims, keepdim = _check_sum(input, dim, keepdim)
-    return apply(_sum, (input,), {"dims": dims, "keepdim": keepdim})
+    out = apply(_sum, (input,), {"dims": dims, "keepdim": keepdim})
+    if dtype is not None and out._data.dtype != input._data.dtype:
+        out = out.to(input.dtype)       # an int32 sum stays int32 (not int64)
+    return out
 
 
 def mean(input, dim=None, keepdim=False, *, dtype=None):

@@ -271,7 +271,15 @@ def expand(input, *sizes):
     target = tuple(target)
     if target == shp:
         return apply(_view, (input,), {"shape": target})
+    if math.prod(s for s in target if s) * input._data.itemsize >= _MAX_BYTES:
+        # numpy refuses a view whose nominal size overflows its index type (even
+        # with a zero-size dim), with "array is too big" / "iterator is too large"
+        raise RuntimeError(f"expand(): the expanded shape {list(target)} has more elements "
+                           f"than an array can index (at most 2**63 bytes)")
     return apply(_expand, (input,), {"shape": target})
+
+
+_MAX_BYTES = 2 ** 63 - 1
 
 
 def expand_as(input, other):
