@@ -62,6 +62,9 @@ def _finish(arr, requires_grad, op):
     return t
 
 
+_MAX_DIMS = 64         # numpy's (and PyTorch's) limit on the number of dims
+
+
 def _infer_dtype(data, op):
     """The dtype ``tensor(data)`` takes: the promotion (``promote_types``) of every
     leaf's dtype, as PyTorch infers it -- Python floats count as the default float
@@ -69,13 +72,16 @@ def _infer_dtype(data, op):
     their own dtype (numpy dtypes tensorplay lacks as int64 or the default float).
     An empty list gives the default float dtype."""
     d = None
-    stack = [data]
+    stack = [(data, 0)]
     while stack:
-        x = stack.pop()
+        x, depth = stack.pop()
         if isinstance(x, Tensor):
             leaf = x.dtype
         elif isinstance(x, (list, tuple)):
-            stack.extend(x)
+            if depth >= _MAX_DIMS:      # also what a list that contains itself hits
+                raise ValueError(f"{op}(): too many dimensions: the data is nested more "
+                                 f"than {_MAX_DIMS} levels deep (or contains itself)")
+            stack.extend((y, depth + 1) for y in x)
             continue
         elif isinstance(x, (np.ndarray, np.generic)) and x.dtype.kind in "biuf":
             leaf = _dtype._FROM_NUMPY.get(x.dtype) or (
@@ -93,27 +99,34 @@ def _infer_dtype(data, op):
     return _dtype.get_default_dtype() if d is None else d
 
 
-def _unwrap_tensors(data):
+def _unwrap_tensors(data, op="tensor", depth=0):
     """``data`` (a list or tuple) with every Tensor element replaced by its values:
     a one-element Tensor by its Python number, whatever its dims (as PyTorch treats
     it, so ``[ones(1), 2.0]`` has shape (2,)); a larger Tensor by its ndarray, so
     that same-shaped Tensors stack (PyTorch refuses them).  Values only: no history
     and no tangent, so a Tensor that requires grad is fine (PyTorch warns)."""
+    if depth >= _MAX_DIMS:
+        raise ValueError(f"{op}(): too many dimensions: the data is nested more than "
+                         f"{_MAX_DIMS} levels deep (or contains itself)")
     out = []
     for x in data:
         if isinstance(x, Tensor):
             arr = x._data
             out.append(arr.reshape(()).item() if arr.size == 1 else arr)
         elif isinstance(x, (list, tuple)):
-            out.append(_unwrap_tensors(x))
+            out.append(_unwrap_tensors(x, op, depth + 1))
         else:
             out.append(x)
     return out
 
 
-def _has_tensor(data):
+def _has_tensor(data, op="tensor", depth=0):
+    if depth >= _MAX_DIMS:
+        raise ValueError(f"{op}(): too many dimensions: the data is nested more than "
+                         f"{_MAX_DIMS} levels deep (or contains itself)")
     for x in data:
-        if isinstance(x, Tensor) or (isinstance(x, (list, tuple)) and _has_tensor(x)):
+        if isinstance(x, Tensor) or (isinstance(x, (list, tuple))
+                                     and _has_tensor(x, op, depth + 1)):
             return True
     return False
 
@@ -136,8 +149,8 @@ def _to_array(data, dtype, op, copy):
             d = _dtype.from_numpy_dtype(data.dtype, op)
         else:
             d = _infer_dtype(data, op)
-        if isinstance(data, (list, tuple)) and _has_tensor(data):
-            data = _unwrap_tensors(data)
+        if isinstance(data, (list, tuple)) and _has_tensor(data, op):
+            data = _unwrap_tensors(data, op)
         return _from_python(data, d, op)
     if arr.dtype != d.numpy:
         # a cast copies; into an integer dtype it refuses nan, inf and values that

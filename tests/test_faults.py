@@ -315,3 +315,23 @@ def test_expanding_past_what_an_array_can_index_is_a_clear_error():
                                                r"elements than an array can index"):
             tp.ones(1, 1).expand(*shape)
     assert float(tp.ones(1, 1).expand(0, 2 ** 40).sum()) == 0.0
+
+
+# ---------------------------------------------------------------- round two
+@pytest.mark.parametrize("make", ["tensor", "as_tensor", "Tensor"])
+def test_a_list_that_contains_itself_is_refused_not_a_hang(make):
+    fn = getattr(tp, make)
+    for first in ([], [tp.ones(1)], [1.0]):
+        data = list(first)
+        data.append(data)
+        with pytest.raises(ValueError, match="too many dimensions"):
+            fn(data)
+    deep = 1.0
+    for _ in range(1000):
+        deep = [deep]
+    with pytest.raises(ValueError, match="too many dimensions"):
+        fn(deep)
+    ok = 2.0
+    for _ in range(64):            # numpy's limit, and PyTorch's
+        ok = [ok]
+    assert fn(ok).ndim == 64
