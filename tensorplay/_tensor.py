@@ -43,7 +43,7 @@ class _TensorBase:
     stays an ordinary class that ``_bind_methods`` can add the op methods to.
     """
     __slots__ = ("_data", "_requires_grad", "_grad", "_grad_fn", "_version", "_tangent",
-                 "_tangent_level", "__weakref__")
+                 "_tangent_level", "_nograd_view", "__weakref__")
 
 
 _new = _TensorBase.__new__
@@ -88,6 +88,7 @@ class Tensor(_TensorBase):
         t._version = [0]
         t._tangent = None
         t._tangent_level = None
+        t._nograd_view = False
         t._data, t._requires_grad = _legacy_data(args, dtype, requires_grad)
         return t
 
@@ -344,7 +345,17 @@ class Tensor(_TensorBase):
         return t
 
     def detach_(self):
-        """Make this tensor a leaf that does not require grad, in place."""
+        """Make this tensor a leaf that does not require grad, in place.
+
+        Raises:
+            RuntimeError: for a view made by a recorded view op (``x[0:1]``,
+                ``reshape``, ...), as PyTorch: writes through it would reach
+                its base behind the graph's back; use ``detach()``.
+        """
+        fn = self._grad_fn
+        if fn is not None and fn.op.view:
+            raise RuntimeError("detach_(): Can't detach views in-place. Use detach() "
+                               "instead.")
         self._grad_fn = None
         self._requires_grad = False
         return self
@@ -533,6 +544,7 @@ class Tensor(_TensorBase):
         self._version = [0]
         self._tangent = None
         self._tangent_level = None
+        self._nograd_view = False
 
     # ------------------------------------------------------------ autograd
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
@@ -550,6 +562,12 @@ class Tensor(_TensorBase):
     # last, so a failing op leaves the tensor unchanged, and they bump the version
     # counter shared with views.
     def _check_writable(self, name):
+        if STATE.grad_enabled and self._nograd_view:
+            raise RuntimeError(
+                f"{name}(): A view was created in no_grad mode and is being modified "
+                f"inplace with grad mode enabled: its base requires grad, and the graph "
+                f"cannot see the change. Make the change under no_grad too, or clone() "
+                f"the view.")
         if STATE.grad_enabled and self._requires_grad:
             if self._grad_fn is None:
                 raise RuntimeError(
@@ -779,6 +797,7 @@ def _wrap(arr):
     t._version = [0]
     t._tangent = None
     t._tangent_level = None
+    t._nograd_view = False
     return t
 
 

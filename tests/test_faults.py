@@ -335,3 +335,35 @@ def test_a_list_that_contains_itself_is_refused_not_a_hang(make):
     for _ in range(64):            # numpy's limit, and PyTorch's
         ok = [ok]
     assert fn(ok).ndim == 64
+
+
+def test_detach_in_place_of_a_view_is_refused():
+    # it let writes through the view reach the base behind the graph's back
+    # (x.grad came out [10, 4], neither PyTorch's answer nor a constant's)
+    x = tp.tensor([1.0, 2.0], requires_grad=True)
+    h = x * 1
+    with pytest.raises(RuntimeError, match="Can't detach views in-place"):
+        h[0:1].detach_()
+    with pytest.raises(RuntimeError, match="Can't detach views in-place"):
+        x[0:1].detach_()
+    y = x * 2
+    y.detach_()                       # not a view: allowed, as PyTorch
+    assert not y.requires_grad and y.grad_fn is None
+
+
+def test_a_view_made_under_no_grad_cannot_be_written_with_grad_mode_on():
+    x = tp.tensor([1.0, 2.0], requires_grad=True)
+    h = x * 1
+    with tp.no_grad():
+        v = x[0:1]
+        w = h[0:1].reshape(1)         # views of views keep the mark
+    for t in (v, w):
+        with pytest.raises(RuntimeError, match="A view was created in no_grad mode"):
+            t.mul_(5)
+    np.testing.assert_array_equal(x.detach().numpy(), [1.0, 2.0])      # untouched
+    with tp.no_grad():
+        v.mul_(5)                     # under no_grad it is allowed, as PyTorch
+    np.testing.assert_array_equal(x.detach().numpy(), [5.0, 2.0])
+    d = x.detach()
+    d.add_(1)                         # detach() results may be written (PyTorch)
+    np.testing.assert_array_equal(x.detach().numpy(), [6.0, 3.0])

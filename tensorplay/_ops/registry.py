@@ -108,7 +108,12 @@ def apply(op, inputs, params):
                 break
     out = _wrap(data)
     if op.view:
-        out._version = inputs[0]._version
+        a = inputs[0]
+        out._version = a._version
+        # a view of a tensor that requires grad, made under no_grad: an in-place
+        # write through it in grad mode would reach the base unseen (PyTorch refuses)
+        if a._nograd_view or (a._requires_grad and not STATE.grad_enabled):
+            out._nograd_view = True
     dt = data.dtype
     if dt is not _F32 and dt is not _F64 and dt.kind != "f":
         return out          # integer and bool results never carry derivatives
