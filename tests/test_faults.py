@@ -367,3 +367,19 @@ def test_a_view_made_under_no_grad_cannot_be_written_with_grad_mode_on():
     d = x.detach()
     d.add_(1)                         # detach() results may be written (PyTorch)
     np.testing.assert_array_equal(x.detach().numpy(), [6.0, 3.0])
+
+
+@pytest.mark.parametrize("outer", ["forward", "reversed"])
+def test_jvp_over_a_create_graph_jvp_sees_through_it(outer):
+    # the inner jvp detached its dual inputs, dropping their tangents, so the
+    # outer forward-mode jvp returned zeros (strict=True: "independent")
+    from tensorplay.autograd.functional import jvp
+
+    def f(x):          # 3 x^2, by the double-backward trick
+        return jvp(lambda y: y * y * y, x, tp.ones_like(x), create_graph=True,
+                   mode="reversed")[1]
+
+    x = tp.tensor([1.0, 2.0, -0.5], dtype=tp.float64)
+    out, jv = jvp(f, x, tp.ones_like(x), mode=outer, strict=True)
+    np.testing.assert_allclose(out.numpy(), 3 * x.numpy() ** 2)
+    np.testing.assert_allclose(jv.numpy(), 6 * x.numpy())       # d(3x^2) = 6x

@@ -7,7 +7,7 @@ import threading
 
 from tensorplay.autograd import _forward as fw
 from tensorplay.autograd import grad as _grad
-from tensorplay.autograd.grad_mode import enable_grad, no_grad
+from tensorplay.autograd.grad_mode import STATE, enable_grad, no_grad
 
 __all__ = ["jvp", "NeedsReverseGraph"]
 
@@ -200,11 +200,20 @@ def _forward_pass(func, inputs, v):
     return is_outputs_tuple, outputs, jvps
 
 
+def _leaf_keeping_tangent(t):
+    """A leaf that requires grad, with ``t``'s values and its tangent at the active
+    dual level: forward mode over a ``create_graph`` jvp (``t`` a dual input that
+    does not require grad) must see through it, and ``detach()`` drops tangents."""
+    if t._tangent is not None and t._tangent_level == STATE.fw_level:
+        return t.view_as(t).requires_grad_()
+    return t.detach().requires_grad_()
+
+
 def _jvp_reversed(func, inputs, v, create_graph):
     from tensorplay._creation import zeros_like
     with enable_grad():
         if create_graph:
-            inputs = tuple(i.view_as(i) if i._requires_grad else i.detach().requires_grad_()
+            inputs = tuple(i.view_as(i) if i._requires_grad else _leaf_keeping_tangent(i)
                            for i in inputs)
         else:
             inputs = tuple(i.detach().requires_grad_() for i in inputs)
