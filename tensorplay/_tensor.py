@@ -646,8 +646,18 @@ class Tensor(_TensorBase):
         elif isinstance(other, (int, float, np.integer, np.floating)) and \
                 self._data.dtype.kind in "iu" and not isinstance(other, builtins.bool):
             _checked_scalar(other, self._data.dtype, name)   # overflow, named for name
+        elif not isinstance(other, (builtins.bool, int, float, np.generic, np.ndarray)):
+            raise TypeError(f"{name}(): argument 'other' must be a Tensor or a number, "
+                            f"not {type(other).__name__}")
         with _no_grad_ctx():
-            result = fn(self.detach(), other)
+            try:
+                result = fn(self.detach(), other)
+            except (TypeError, RuntimeError, IndexError) as e:
+                # the out-of-place op's checks: name the op the user called
+                text, base = str(e), fn.__name__ + "()"
+                if not text.startswith(base):
+                    raise
+                raise type(e)(name + "()" + text[len(base):]) from None
         return self._write(name, result._data)
 
     def add_(self, other, *, alpha=1):

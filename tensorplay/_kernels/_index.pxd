@@ -15,8 +15,9 @@ cdef inline bint _bad_index(cnp.int64_t k, Py_ssize_t bound) noexcept nogil:
     return <cnp.uint64_t>k >= <cnp.uint64_t>bound
 
 
-cdef inline int _index_error(str op, str arg, const cnp.int64_t* idx, Py_ssize_t pos,
+cdef inline int _index_error(str op, str arg, Py_ssize_t pos, cnp.int64_t value,
                              Py_ssize_t bound) except -1:
-    """Raise IndexError for idx[pos], the first index outside [0, bound)."""
-    raise IndexError(f"{op}(): {arg}[{pos}] = {idx[pos]} is out of bounds for size "
+    """Raise IndexError for ``arg[pos] = value``, the first index outside [0, bound)
+    (``value`` as the kernel read it: the array may have changed again since)."""
+    raise IndexError(f"{op}(): {arg}[{pos}] = {value} is out of bounds for size "
                      f"{bound} (it changed after validation, or was never checked)")

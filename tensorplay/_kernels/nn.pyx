@@ -211,14 +211,16 @@ def log_softmax_vjp(cnp.ndarray g not None, cnp.ndarray y not None,
 
 
 cdef Py_ssize_t _nll_sum(const floating* logp, const cnp.int64_t* target, Py_ssize_t N,
-                         Py_ssize_t C, double* total) noexcept nogil:
-    """total := sum_i logp[i, target[i]]; the first bad target's position, or -1."""
+                         Py_ssize_t C, double* total, cnp.int64_t* bad_value) noexcept nogil:
+    """total := sum_i logp[i, target[i]]; the first bad target's position (its value
+    in bad_value), or -1."""
     cdef double s = 0
     cdef Py_ssize_t i
     cdef cnp.int64_t k
     for i in range(N):
         k = target[i]
         if _bad_index(k, C):
+            bad_value[0] = k
             return i
         s += logp[i * C + k]
     total[0] = s
@@ -238,23 +240,26 @@ def nll_fwd(cnp.ndarray logp not None, cnp.ndarray target not None, double divis
     cdef int t = cnp.PyArray_TYPE(logp)
     cdef Py_ssize_t N, C, bad
     cdef double s = 0
+    cdef cnp.int64_t value = 0
     _check_nll(logp, target, t, "nll_fwd")
     N = logp.shape[0]
     C = logp.shape[1]
     cdef const cnp.int64_t* tg = <const cnp.int64_t*>cnp.PyArray_DATA(target)
     with nogil:
         if t == cnp.NPY_FLOAT:
-            bad = _nll_sum(<const float*>cnp.PyArray_DATA(logp), tg, N, C, &s)
+            bad = _nll_sum(<const float*>cnp.PyArray_DATA(logp), tg, N, C, &s, &value)
         else:
-            bad = _nll_sum(<const double*>cnp.PyArray_DATA(logp), tg, N, C, &s)
+            bad = _nll_sum(<const double*>cnp.PyArray_DATA(logp), tg, N, C, &s, &value)
     if bad >= 0:
-        _index_error("nll_loss", "target", tg, bad, C)
+        _index_error("nll_loss", "target", bad, value, C)
     return -s / divisor
 
 
 cdef Py_ssize_t _nll_scatter(floating* out, const cnp.int64_t* target, Py_ssize_t N,
-                             Py_ssize_t C, double v, int n_threads) noexcept nogil:
-    """out := 0, out[i, target[i]] := v; the first bad target's position, or -1."""
+                             Py_ssize_t C, double v, int n_threads,
+                             cnp.int64_t* bad_value) noexcept nogil:
+    """out := 0, out[i, target[i]] := v; the first bad target's position (its value
+    in bad_value), or -1."""
     cdef Py_ssize_t i, k, nblk, per, s, e, n = N * C
     cdef cnp.int64_t j
     cdef int nt = _threads_for(n, THRESH_FILL // 2, n_threads)
@@ -270,6 +275,7 @@ cdef Py_ssize_t _nll_scatter(floating* out, const cnp.int64_t* target, Py_ssize_
     for i in range(N):
         j = target[i]
         if _bad_index(j, C):
+            bad_value[0] = j
             return i
         out[i * C + j] = <floating>v                  # out[i, target[i]] = -g/N
     return -1
@@ -288,6 +294,7 @@ def nll_vjp(double g, cnp.ndarray target not None, cnp.ndarray out not None,
     """
     cdef int t = cnp.PyArray_TYPE(out)
     cdef Py_ssize_t N, C, bad
+    cdef cnp.int64_t value = 0
     _check_nll(out, target, t, "nll_vjp")
     if not cnp.PyArray_ISWRITEABLE(out):
         raise ValueError("nll_vjp: out is read-only")
@@ -297,12 +304,12 @@ def nll_vjp(double g, cnp.ndarray target not None, cnp.ndarray out not None,
     with nogil:
         if t == cnp.NPY_FLOAT:
             bad = _nll_scatter(<float*>cnp.PyArray_DATA(out), tg, N, C, -g / divisor,
-                               n_threads)
+                               n_threads, &value)
         else:
             bad = _nll_scatter(<double*>cnp.PyArray_DATA(out), tg, N, C, -g / divisor,
-                               n_threads)
+                               n_threads, &value)
     if bad >= 0:
-        _index_error("nll_loss_backward", "target", tg, bad, C)
+        _index_error("nll_loss_backward", "target", bad, value, C)
 
 
 cdef int _check_nll(cnp.ndarray arr, cnp.ndarray target, int t, str name) except -1:
