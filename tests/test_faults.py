@@ -393,3 +393,11 @@ def test_in_place_errors_name_the_in_place_op():
     with pytest.raises(RuntimeError, match=r"^mul_\(\): the size of tensor"):
         x.mul_(tp.ones(4))
     np.testing.assert_array_equal(x.numpy(), np.ones((2, 3)))
+
+
+def test_softmax_errors_name_softmax():
+    x = tp.ones(2, 3)
+    with pytest.raises(TypeError, match=r"^softmax\(\): argument 'dim' must be int"):
+        tp.softmax(x, dim=1.5)
+    with pytest.raises(IndexError, match=r"^softmax\(\): argument 'dim'"):
+        x.softmax(5)

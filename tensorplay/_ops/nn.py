@@ -127,8 +127,19 @@ def log_softmax(input, dim, dtype=None):
 
 
 def softmax(input, dim, dtype=None):
-    """``exp(log_softmax(input, dim))``: probabilities that sum to 1 along ``dim``."""
-    return log_softmax(input, dim, dtype).exp()
+    """``exp(log_softmax(input, dim))``: probabilities that sum to 1 along ``dim``.
+
+    Raises:
+        as ``log_softmax``, naming ``softmax``.
+    """
+    try:
+        y = log_softmax(input, dim, dtype)
+    except (TypeError, IndexError, RuntimeError) as e:
+        text = str(e)
+        if not text.startswith("log_softmax()"):
+            raise
+        raise type(e)("softmax()" + text[len("log_softmax()"):]) from None
+    return y.exp()
 
 
 def _nll_fwd(logp, target, reduction):
