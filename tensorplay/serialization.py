@@ -496,9 +496,10 @@ def load(f, map_location=None, weights_only=True):
         path = os.fspath(f)
         with open(path, "rb") as fh:
             st = os.fstat(fh.fileno())
-            # st_size means nothing for a FIFO, a device or a /proc file (0):
-            # those are read as streams
-            size = st.st_size if stat.S_ISREG(st.st_mode) else None
+            # st_size means nothing for a FIFO or a device, and /proc files are
+            # "regular" files of size 0: those are read as streams (a truly
+            # empty file then fails as truncated, which it is)
+            size = st.st_size if stat.S_ISREG(st.st_mode) and st.st_size else None
             return _Reader(fh, repr(path), size).load()
     if not hasattr(f, "read"):
         raise TypeError(f"load(): f must be a path (str or os.PathLike) or a binary file "

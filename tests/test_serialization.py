@@ -642,7 +642,7 @@ def test_save_writes_through_fifos_and_devices_instead_of_replacing_them(tmp_pat
     assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []
 
 
-def test_save_to_dev_stdout_pipe(tmp_path):
+def test_save_to_dev_stdout_and_load_from_dev_stdin_pipes(tmp_path):
     import subprocess
     import sys
     if not os.path.exists("/dev/stdout"):
@@ -652,9 +652,14 @@ def test_save_to_dev_stdout_pipe(tmp_path):
                        stderr=subprocess.PIPE, timeout=120)
     assert r.returncode == 0, r.stderr.decode()
     _same_tensor(tp.load(io.BytesIO(r.stdout))["x"], np.arange(4))
+    code = "import tensorplay as tp; print(tp.load('/dev/stdin')['x'].tolist())"
+    r2 = subprocess.run([sys.executable, "-c", code], input=r.stdout, stdout=subprocess.PIPE,
+                        stderr=subprocess.PIPE, timeout=120)
+    assert r2.returncode == 0, r2.stderr.decode()
+    assert r2.stdout.split() == [b"[0,", b"1,", b"2,", b"3]"]
 
 
-def test_load_reads_fifos_as_streams(tmp_path):
+def test_load_reads_fifos_and_proc_files_as_streams(tmp_path, monkeypatch):
     import threading
     fifo = tmp_path / "pipe"
     os.mkfifo(fifo)
@@ -667,12 +672,22 @@ def test_load_reads_fifos_as_streams(tmp_path):
     t.start()
     _same_tensor(tp.load(fifo)["x"], np.arange(7))
     t.join(10)
-    # /proc files also report st_size 0; this one is not a tensorplay file, and
-    # the message must say so from what is read, not from a size of 0
-    if os.path.exists("/proc/self/status"):
-        with pytest.raises(RuntimeError, match=r"load\(\): '/proc/self/status'.*header "
-                                               r"length \d+ is out of bounds"):
-            tp.load("/proc/self/status")
+    # /proc files are "regular" files that report st_size 0: a valid file read
+    # through such a size (emulated here) must load, an empty one say truncated
+    path = tmp_path / "procfs-like"
+    path.write_bytes(blob)
+    real_fstat = os.fstat
+
+    def fstat_size_0(fd):
+        st = real_fstat(fd)
+        return os.stat_result((st.st_mode, st.st_ino, st.st_dev, st.st_nlink, st.st_uid,
+                               st.st_gid, 0, st.st_atime, st.st_mtime, st.st_ctime))
+    monkeypatch.setattr(os, "fstat", fstat_size_0)
+    _same_tensor(tp.load(path)["x"], np.arange(7))
+    monkeypatch.undo()
+    (tmp_path / "empty").write_bytes(b"")
+    with pytest.raises(RuntimeError, match="empty'.*truncated"):
+        tp.load(tmp_path / "empty")
 
 
 def _as_unprivileged(fn, *args):
