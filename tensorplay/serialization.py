@@ -56,11 +56,14 @@ CRCs, references) before it returns anything; a file that fails a check raises
 RuntimeError naming the file and the problem.
 """
 import collections
+import errno
 import io
 import json
 import os
 import re
+import stat
 import struct
+import time
 import zlib
 
 import numpy as np
@@ -85,6 +88,10 @@ _META_KEY = "tensorplay"
 _META_CRC_KEY = "tensorplay.crc32"
 _HEX16 = re.compile(r"[0-9a-f]{16}\Z")
 _CHUNK = 1 << 24           # bytes per read when the file's size is not known
+# How long save() waits for a raw non-blocking file object that accepts nothing
+# (write() -> None, "would block") before it gives up with RuntimeError.
+_WRITE_STALL_SECONDS = 10.0
+_CPU_NAMES = ("cpu", "cpu:0")
 
 
 # ---------------------------------------------------------------- save
@@ -97,11 +104,27 @@ def save(obj, f):
             Tensors, int, float, bool, str or None -- e.g. a model's
             ``{"w1": Tensor, ...}`` or an optimizer state_dict
             ``{"state": {0: {...}}, "param_groups": [{"params": [0, 1], "lr": 0.1}]}``.
-        f (str, os.PathLike or binary file object): where to write.  A path is
-            written atomically: into a temporary file in the same directory, flushed
-            to disk, then renamed over ``f`` (``os.replace``), so a save that fails
-            or is interrupted leaves the old file (or none), never half of one.  A
-            file object is written from its current position, as is.
+        f (str, os.PathLike or binary file object): where to write.  A path to a
+            regular file, or one that does not exist yet, is written atomically:
+            into a temporary file in the same directory, flushed to disk, then
+            renamed over ``f`` (``os.replace``), so a save that fails or is
+            interrupted leaves the old file (or none), never half of one.  An
+            existing file must be writable, as for ``open(f, "wb")``; its mode is
+            kept (owner, ACLs and other hard links are not: the name points to a
+            new file, and another hard link keeps the old contents).  When the
+            directory does not let a temporary file be made (or renamed) but the
+            existing file is writable, the file is written in place, as
+            ``torch.save`` does -- not atomic.  Anything else (a FIFO, a device
+            such as ``/dev/null``, ``/dev/stdout``) is opened and written through,
+            never replaced.  A file object is written from its current position,
+            as is; a raw one may write less than asked (the rest is retried), and
+            a non-blocking one that would block is retried for up to 10 s without
+            progress, then RuntimeError (the file is then incomplete).
+
+    Each tensor's bytes are copied once when ``save`` starts (memory: one extra
+    copy of the tensors until the save returns) and its CRC32 is computed from that
+    copy, so a tensor updated by another thread during the save gives a file with
+    a mix of old and new values that loads, never one that fails its CRC.
 
     The format is safetensors (see the module docstring): any safetensors reader
     gets the tensors; ``tensorplay.load`` also gets the nesting, the plain values,
@@ -117,8 +140,15 @@ def save(obj, f):
         TypeError: a value of an unsupported type (named with its path in ``obj``),
             a key that is not str or int, or ``f`` that is neither a path nor a
             binary file object.
-        ValueError: nesting deeper than 200 levels, or a container holding itself.
-        OSError: from the file system (the temporary file is removed).
+        ValueError: nesting deeper than 200 levels, a container holding itself,
+            an int with more digits than Python converts to text
+            (``sys.get_int_max_str_digits()``), or plain values and names that make
+            the header larger than ``load`` accepts (100 MB) -- all raised before
+            ``f`` is touched.
+        RuntimeError: a file object whose ``write`` makes no progress (returns 0,
+            or keeps returning None) or returns a nonsense count.
+        OSError: from the file system (the temporary file is removed), e.g.
+            PermissionError for an existing file that is not writable.
     """
     tensors = []          # (name, Tensor data as contiguous little-endian ndarray)
     records = []
@@ -140,20 +170,37 @@ def save(obj, f):
         offset += arr.nbytes
     hbytes = json.dumps(header, separators=(",", ":"), allow_nan=False).encode("utf-8")
     hbytes += b" " * (-(8 + len(hbytes)) % 8)
+    is_path = isinstance(f, (str, os.PathLike))
+    if not is_path and not hasattr(f, "write"):
+        raise TypeError(f"save(): f must be a path (str or os.PathLike) or a binary file "
+                        f"object, got {type(f).__name__}")
+    if len(hbytes) > MAX_HEADER_BYTES:
+        # load() refuses such a header (as the reference reader does), so a file
+        # written anyway could never be read back: refuse before touching f.
+        raise ValueError(
+            f"save(): the header for {_target(f)} would be {len(hbytes)} bytes, more than "
+            f"the {MAX_HEADER_BYTES} that load() (and other safetensors readers) accept; "
+            f"plain values (int, float, str, None) and tensor names are stored in the "
+            f"header -- store large data, such as long lists of numbers, as tensors")
     chunks = [struct.pack("<Q", len(hbytes)) + hbytes]
     chunks += [tensors[i][1].reshape(-1).view(np.uint8) for i in order]
 
-    if isinstance(f, (str, os.PathLike)):
-        _write_atomic(os.fspath(f), chunks)
-    elif hasattr(f, "write"):
+    if is_path:
+        _write_path(os.fspath(f), chunks)
+    else:
         if isinstance(f, io.TextIOBase):
             raise TypeError("save(): f is a text-mode file; open it in binary mode "
                             "('wb')")
         for c in chunks:
             _write_all(f, c)
-    else:
-        raise TypeError(f"save(): f must be a path (str or os.PathLike) or a binary file "
-                        f"object, got {type(f).__name__}")
+
+
+def _target(f):
+    """How an error names ``f``: the path, a file object's name, or the object."""
+    if isinstance(f, (str, os.PathLike)):
+        return repr(os.fspath(f))
+    name = getattr(f, "name", f)
+    return f"file descriptor {name}" if type(name) is int else repr(name)
 
 
 def _encode(obj, path, tensors, records, names, depth, active):
@@ -164,10 +211,17 @@ def _encode(obj, path, tensors, records, names, depth, active):
     if isinstance(obj, Tensor):         # a subclass is saved (and loads) as a Tensor
         arr = obj._data
         st = _NP_KIND_TO_ST[(arr.dtype.kind, arr.dtype.itemsize)]
-        # C order, little-endian (a copy only when needed); not ascontiguousarray,
-        # which turns 0-d arrays into 1-d ones
-        arr = arr.astype(_ST_TO_NP[st], order="C", copy=False)
-        name = _unique_name(".".join(str(p) for p in path) or "tensor", names)
+        # A snapshot, C order, little-endian: the CRC below and the bytes written
+        # later are the same bytes even if another thread writes the tensor
+        # meanwhile (np.array, not ascontiguousarray, which makes 0-d arrays 1-d).
+        arr = np.array(arr, dtype=_ST_TO_NP[st], order="C", copy=True)
+        # The name must be valid UTF-8 for other readers (the safetensors library
+        # refuses a JSON escape of a lone surrogate such as "\ud800"): such code
+        # points are spelled as backslash escapes.  Only the name changes;
+        # tensorplay finds the tensor, and the exact key, through the tree.
+        name = ".".join(str(p) for p in path) or "tensor"
+        name = name.encode("utf-8", "backslashreplace").decode("utf-8")
+        name = _unique_name(name, names)
         tensors.append((name, arr))
         records.append({"name": name, "dtype": st, "shape": list(arr.shape),
                         "requires_grad": bool(obj._requires_grad),
@@ -177,6 +231,13 @@ def _encode(obj, path, tensors, records, names, depth, active):
     if t is bool:
         return ["bool", obj]
     if t is int:
+        if obj.bit_length() > 64:
+            try:
+                str(obj)
+            except ValueError as e:         # sys.get_int_max_str_digits()
+                raise ValueError(f"save(): the int at {_path_str(path)} cannot be written "
+                                 f"as JSON text ({e}); store it as a str, or raise the "
+                                 f"limit with sys.set_int_max_str_digits()") from None
         return ["int", obj]
     if t is float:
         return ["float", struct.pack("<d", obj).hex()]
@@ -209,12 +270,48 @@ def _encode(obj, path, tensors, records, names, depth, active):
 
 
 def _write_all(f, chunk):
-    """``f.write`` until all of ``chunk`` is written (a raw file may write less)."""
+    """``f.write`` until all of ``chunk`` is written.
+
+    A raw file (``io.RawIOBase``: FileIO, a socket file) may write less than asked,
+    and returns None when a non-blocking one would block -- nothing written; a
+    buffered one raises BlockingIOError with ``characters_written``.  All of these
+    are retried, for at most ``_WRITE_STALL_SECONDS`` without progress.  Any other
+    object returning None is taken to have written everything (file-likes that do
+    not return a count).  0 bytes written, or a count that is not an int between 0
+    and the length, raises RuntimeError: looping would never end.
+    """
     mv = memoryview(chunk).cast("B")
+    raw = isinstance(f, io.RawIOBase)
+    stalled_since = None
+    pause = 0.0005
     while len(mv):
-        n = f.write(mv)
-        if n is None or n >= len(mv):       # None: a file-like that does not say
-            return
+        try:
+            n = f.write(mv)
+        except BlockingIOError as e:
+            n = e.characters_written or None        # 0: nothing accepted
+        else:
+            if n is None and not raw:
+                return
+        if n is None:
+            now = time.monotonic()
+            if stalled_since is None:
+                stalled_since = now
+            elif now - stalled_since > _WRITE_STALL_SECONDS:
+                raise RuntimeError(
+                    f"save(): {_target(f)}: f.write() accepted nothing for "
+                    f"{_WRITE_STALL_SECONDS:g} s (a non-blocking file that would block), "
+                    f"{len(mv)} bytes of this part unwritten; the file is incomplete")
+            time.sleep(pause)
+            pause = min(pause * 2, 0.05)
+            continue
+        if not isinstance(n, int) or isinstance(n, bool) or not 0 <= n <= len(mv):
+            raise RuntimeError(f"save(): {_target(f)}: f.write() of {len(mv)} bytes "
+                               f"returned {n!r}, expected a count from 0 to {len(mv)}")
+        if n == 0:
+            raise RuntimeError(f"save(): {_target(f)}: f.write() of {len(mv)} bytes wrote "
+                               f"0 bytes; the file is incomplete")
+        stalled_since = None
+        pause = 0.0005
         mv = mv[n:]
 
 
@@ -232,16 +329,65 @@ def _unique_name(base, names):
     return name
 
 
-def _write_atomic(path, chunks):
+def _write_path(path, chunks):
+    """Write ``chunks`` to the file named ``path``: atomically for a regular file
+    (or a new one), through ``open(path, "wb")`` for anything else."""
+    try:
+        st = os.stat(path)                 # follows symlinks, as open() does
+    except FileNotFoundError:
+        st = None
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        # A FIFO, a device (/dev/null), /dev/stdout...: replacing it would destroy
+        # it (as root, /dev/null itself); write to it as torch.save does.
+        _write_through(path, chunks, sync=False)
+        return
+    if st is not None and not os.access(path, os.W_OK, effective_ids=
+                                        os.access in os.supports_effective_ids):
+        # what open(path, "wb") would say; the rename would bypass the protection
+        raise PermissionError(errno.EACCES, f"save(): {path!r} exists and is not writable "
+                                  f"(Permission denied)", path)
+    try:
+        _write_atomic(path, chunks, st)
+    except _NoTempFile:
+        if st is None:
+            raise PermissionError(errno.EACCES, f"save(): cannot create {path!r}: the directory "
+                                      f"is not writable (Permission denied)", path) from None
+        # the directory is read-only but the file is writable: write in place
+        _write_through(path, chunks, sync=True)
+
+
+def _write_through(path, chunks, sync):
+    with open(path, "wb") as out:
+        for c in chunks:
+            out.write(c)
+        if sync:
+            out.flush()
+            os.fsync(out.fileno())
+
+
+class _NoTempFile(Exception):
+    """The directory refuses a temporary file next to the target, or the rename."""
+
+
+def _write_atomic(path, chunks, st):
     import tempfile            # here, not at import: it is slow to import
     path = os.path.realpath(path)      # through a symlink, as open() would write
     directory = os.path.dirname(path)
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix="." + os.path.basename(path) + ".",
-                               suffix=".tmp")
     try:
-        try:
-            mode = os.stat(path).st_mode & 0o7777      # keep an existing file's mode
-        except FileNotFoundError:
+        fd, tmp = tempfile.mkstemp(dir=directory,
+                                   prefix="." + os.path.basename(path) + ".",
+                                   suffix=".tmp")
+    except FileNotFoundError:
+        raise FileNotFoundError(errno.ENOENT, f"save(): cannot create {path!r}: no "
+                                              f"directory {directory!r}", path) from None
+    except OSError as e:
+        if e.errno not in (errno.EACCES, errno.EPERM, errno.EROFS):
+            raise
+        raise _NoTempFile from None
+    try:
+        if st is not None:
+            mode = st.st_mode & 0o7777                 # keep an existing file's mode
+        else:
             mode = 0o666 & ~_umask()                   # what open() would have given
         if hasattr(os, "fchmod"):
             os.fchmod(fd, mode)
@@ -251,7 +397,15 @@ def _write_atomic(path, chunks):
                 out.write(c)
             out.flush()
             os.fsync(out.fileno())
-        os.replace(tmp, path)
+        try:
+            os.replace(tmp, path)
+        except OSError as e:
+            # EBUSY: a bind-mounted file; EXDEV, EPERM (sticky directory): the
+            # name cannot be replaced, but the file itself may still be written
+            if st is not None and e.errno in (errno.EBUSY, errno.EXDEV, errno.EPERM,
+                                              errno.EACCES):
+                raise _NoTempFile from None
+            raise
     except BaseException:
         if fd is not None:
             os.close(fd)
@@ -290,9 +444,14 @@ def load(f, map_location=None, weights_only=True):
 
     Args:
         f (str, os.PathLike or binary file object): the file; a file object is read
-            from its current position to its end.
-        map_location (None or ``"cpu"``): where tensors go; tensorplay has only the
-            CPU (PyTorch's argument, kept for code written for ``torch.load``).
+            from its current position to its end.  A path that is not a regular
+            file (a FIFO, ``/dev/stdin``, a ``/proc`` file) is read as a stream:
+            its reported size is not trusted.
+        map_location (None, ``"cpu"``, ``"cpu:0"`` or a device object whose
+            ``str`` is one of those, e.g. ``torch.device("cpu")``): where tensors
+            go; tensorplay has only the CPU (PyTorch's argument, kept for code
+            written for ``torch.load``).  Dicts and callables are refused
+            (TypeError): with one device there is nothing to map.
         weights_only (bool): accepted for ``torch.load`` compatibility.  The format
             holds only tensors and plain values and loading never runs code, so
             True and False load the same thing.
@@ -318,10 +477,16 @@ def load(f, map_location=None, weights_only=True):
         OSError: from the file system (e.g. FileNotFoundError).
     """
     if map_location is not None:
-        if not isinstance(map_location, str):
-            raise TypeError(f"load(): map_location must be None or 'cpu', got "
-                            f"{type(map_location).__name__}")
-        if map_location != "cpu":
+        if isinstance(map_location, str):
+            where = map_location
+        elif hasattr(map_location, "type") and not callable(map_location):
+            where = str(map_location)          # torch.device("cpu") and the like
+        else:
+            raise TypeError(f"load(): map_location must be None, 'cpu', 'cpu:0' or a "
+                            f"device whose str() is one of those, got "
+                            f"{type(map_location).__name__} (tensorplay has only the "
+                            f"CPU, so there is nothing to map)")
+        if where not in _CPU_NAMES:
             raise RuntimeError(f"load(): map_location={map_location!r}: tensorplay only "
                                f"has the 'cpu' device")
     if not isinstance(weights_only, bool):
@@ -330,7 +495,12 @@ def load(f, map_location=None, weights_only=True):
     if isinstance(f, (str, os.PathLike)):
         path = os.fspath(f)
         with open(path, "rb") as fh:
-            return _Reader(fh, repr(path), os.fstat(fh.fileno()).st_size).load()
+            st = os.fstat(fh.fileno())
+            # st_size means nothing for a FIFO or a device, and /proc files are
+            # "regular" files of size 0: those are read as streams (a truly
+            # empty file then fails as truncated, which it is)
+            size = st.st_size if stat.S_ISREG(st.st_mode) and st.st_size else None
+            return _Reader(fh, repr(path), size).load()
     if not hasattr(f, "read"):
         raise TypeError(f"load(): f must be a path (str or os.PathLike) or a binary file "
                         f"object, got {type(f).__name__}")

@@ -603,3 +603,400 @@ def test_cross_check_with_the_safetensors_package(tmp_path):
     assert set(got) == set(arrays)
     for k, v in arrays.items():
         _same_tensor(got[k], v)
+
+
+# ---------------------------------------------------------------- what save(path) writes to
+def _reader_thread(path, out):
+    """Read the FIFO ``path`` to its end in a thread, into ``out``."""
+    import threading
+
+    def read():
+        with open(path, "rb") as fh:
+            out.append(fh.read())
+    t = threading.Thread(target=read, daemon=True)
+    t.start()
+    return t
+
+
+def test_save_writes_through_fifos_and_devices_instead_of_replacing_them(tmp_path):
+    import stat
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    got = []
+    reader = _reader_thread(fifo, got)
+    tp.save({"x": tp.arange(5)}, fifo)
+    reader.join(10)
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)           # still a FIFO
+    _same_tensor(tp.load(io.BytesIO(got[0]))["x"], np.arange(5))
+    # a character device: a private copy of /dev/null where we may make one (root),
+    # else /dev/null itself (a normal user cannot replace it, so no harm if broken)
+    dev = tmp_path / "null"
+    try:
+        os.mknod(dev, stat.S_IFCHR | 0o666, os.makedev(1, 3))
+    except (PermissionError, AttributeError):
+        dev = pathlib.Path("/dev/null")
+        if os.geteuid() == 0:
+            pytest.skip("cannot make a device node, and would not risk /dev/null as root")
+    tp.save(tp.ones(3), dev)
+    assert stat.S_ISCHR(os.stat(dev).st_mode)
+    assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []
+
+
+def test_save_to_dev_stdout_and_load_from_dev_stdin_pipes(tmp_path):
+    import subprocess
+    import sys
+    if not os.path.exists("/dev/stdout"):
+        pytest.skip("no /dev/stdout")
+    code = "import tensorplay as tp; tp.save({'x': tp.arange(4)}, '/dev/stdout')"
+    r = subprocess.run([sys.executable, "-c", code], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, timeout=120)
+    assert r.returncode == 0, r.stderr.decode()
+    _same_tensor(tp.load(io.BytesIO(r.stdout))["x"], np.arange(4))
+    code = "import tensorplay as tp; print(tp.load('/dev/stdin')['x'].tolist())"
+    r2 = subprocess.run([sys.executable, "-c", code], input=r.stdout, stdout=subprocess.PIPE,
+                        stderr=subprocess.PIPE, timeout=120)
+    assert r2.returncode == 0, r2.stderr.decode()
+    assert r2.stdout.split() == [b"[0,", b"1,", b"2,", b"3]"]
+
+
+def test_load_reads_fifos_and_proc_files_as_streams(tmp_path, monkeypatch):
+    import threading
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    blob = _bytes_of({"x": tp.arange(7)})
+
+    def write():
+        with open(fifo, "wb") as fh:
+            fh.write(blob)
+    t = threading.Thread(target=write, daemon=True)
+    t.start()
+    _same_tensor(tp.load(fifo)["x"], np.arange(7))
+    t.join(10)
+    # /proc files are "regular" files that report st_size 0: a valid file read
+    # through such a size (emulated here) must load, an empty one say truncated
+    path = tmp_path / "procfs-like"
+    path.write_bytes(blob)
+    real_fstat = os.fstat
+
+    def fstat_size_0(fd):
+        st = real_fstat(fd)
+        return os.stat_result((st.st_mode, st.st_ino, st.st_dev, st.st_nlink, st.st_uid,
+                               st.st_gid, 0, st.st_atime, st.st_mtime, st.st_ctime))
+    monkeypatch.setattr(os, "fstat", fstat_size_0)
+    _same_tensor(tp.load(path)["x"], np.arange(7))
+    monkeypatch.undo()
+    (tmp_path / "empty").write_bytes(b"")
+    with pytest.raises(RuntimeError, match="empty'.*truncated"):
+        tp.load(tmp_path / "empty")
+
+
+def _as_unprivileged(fn, *args):
+    """Run ``fn(*args)`` as a user without root's bypass of file permissions
+    (as uid/gid 65534 in a child process when we are root); returns what it
+    returns, or the exception it raises."""
+    if os.geteuid() != 0:
+        try:
+            return fn(*args)
+        except Exception as e:
+            return e
+    import pickle
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:                                   # pragma: no cover (child)
+        try:
+            os.close(r)
+            os.setgid(65534)
+            os.setuid(65534)
+            try:
+                res = fn(*args)
+            except Exception as e:
+                res = e
+            with os.fdopen(w, "wb") as fh:
+                pickle.dump(res, fh)
+        finally:
+            os._exit(0)
+    os.close(w)
+    with os.fdopen(r, "rb") as fh:
+        data = fh.read()
+    os.waitpid(pid, 0)
+    return pickle.loads(data)
+
+
+def _save_and_describe(path):
+    tp.save(tp.zeros(5), path)
+    return "saved"
+
+
+@pytest.fixture
+def shared_dir():
+    """A directory an unprivileged child can use (pytest's tmp_path is 0700)."""
+    import shutil
+    import tempfile
+    d = tempfile.mkdtemp()
+    os.chmod(d, 0o777)
+    yield pathlib.Path(d)
+    for p in pathlib.Path(d).rglob("*"):
+        if p.is_dir():
+            os.chmod(p, 0o777)
+    shutil.rmtree(d)
+
+
+def test_save_respects_file_permissions_and_writes_in_place_in_readonly_dirs(shared_dir):
+    ro = shared_dir / "ro.st"
+    ro.write_bytes(b"old")
+    os.chmod(ro, 0o444)
+    res = _as_unprivileged(_save_and_describe, ro)
+    assert isinstance(res, PermissionError), res        # as open(ro, "wb") would
+    assert "ro.st" in str(res) and ".tmp" not in str(res)
+    assert ro.read_bytes() == b"old" and os.stat(ro).st_mode & 0o777 == 0o444
+
+    rd = shared_dir / "rodir"
+    rd.mkdir()
+    w = rd / "w.st"
+    w.write_bytes(b"old")
+    os.chmod(w, 0o666)
+    os.chmod(rd, 0o555)
+    assert _as_unprivileged(_save_and_describe, w) == "saved"     # in place, as torch
+    _same_tensor(tp.load(w), np.zeros(5, np.float32))
+    assert sorted(os.listdir(rd)) == ["w.st"]
+    res = _as_unprivileged(_save_and_describe, rd / "new.st")     # cannot be created
+    assert isinstance(res, PermissionError) and "new.st" in str(res)
+    assert ".tmp" not in str(res)
+
+
+def test_save_to_missing_directory_names_the_path(tmp_path):
+    with pytest.raises(FileNotFoundError, match="nodir") as e:
+        tp.save(tp.ones(1), tmp_path / "nodir" / "x.st")
+    assert ".tmp" not in str(e.value) and "x.st" in str(e.value)
+
+
+# ---------------------------------------------------------------- file objects that write oddly
+class _Writer:
+    """write() returns counts from ``script`` (one per call), then everything."""
+
+    def __init__(self, script, raw=False):
+        self.script, self.buf = list(script), bytearray()
+
+    def write(self, b):
+        n = self.script.pop(0) if self.script else len(b)
+        if n is None:
+            return None
+        n = min(n, len(b))
+        self.buf += bytes(b[:n])
+        return n
+
+
+class _RawWriter(io.RawIOBase, _Writer):
+    def __init__(self, script):
+        _Writer.__init__(self, script)
+
+    def writable(self):
+        return True
+
+    def write(self, b):
+        return _Writer.write(self, b)
+
+
+def test_raw_nonblocking_write_returning_none_is_retried_not_truncation():
+    w = _RawWriter([100, None, None, 3, None])
+    x = tp.randn(1000)
+    tp.save({"x": x}, w)
+    _same_tensor(tp.load(io.BytesIO(bytes(w.buf)))["x"], x.numpy())
+
+
+def test_raw_nonblocking_pipe_is_written_completely():
+    import fcntl
+    import threading
+    r, wfd = os.pipe()
+    fcntl.fcntl(wfd, fcntl.F_SETFL, fcntl.fcntl(wfd, fcntl.F_GETFL) | os.O_NONBLOCK)
+    got = []
+
+    def read():
+        with open(r, "rb") as fh:
+            got.append(fh.read())
+    t = threading.Thread(target=read, daemon=True)
+    x = tp.ones(1000, 100)
+    with open(wfd, "wb", buffering=0) as f:
+        t.start()
+        tp.save(x, f)
+    t.join(20)
+    _same_tensor(tp.load(io.BytesIO(got[0])), np.ones((1000, 100), np.float32))
+
+
+def test_raw_write_that_keeps_blocking_raises(monkeypatch):
+    monkeypatch.setattr(serialization, "_WRITE_STALL_SECONDS", 0.05)
+    with pytest.raises(RuntimeError, match=r"save\(\).*accepted nothing"):
+        tp.save(tp.ones(3), _RawWriter([None] * 10 ** 6))
+
+
+@pytest.mark.parametrize("script, match", [([0], "wrote 0 bytes"), ([5, 0], "wrote 0 bytes"),
+                                           ([-1], "returned -1"), ([10 ** 9], None)])
+def test_write_returning_zero_or_nonsense_raises_not_hangs(script, match):
+    class Lying:
+        def __init__(self):
+            self.calls = 0
+
+        def write(self, b):
+            self.calls += 1
+            if self.calls > 100:
+                raise AssertionError("save() keeps calling write()")
+            n = script[min(self.calls, len(script)) - 1]
+            return n if n != 10 ** 9 else len(b) + 1
+    with pytest.raises(RuntimeError, match=match or r"returned \d+, expected"):
+        tp.save(tp.ones(3), Lying())
+
+
+# ---------------------------------------------------------------- a tensor written during save
+def test_concurrent_update_gives_a_loadable_file():
+    import threading
+    x = tp.zeros(2_000_000)
+    stop = False
+
+    def update():
+        while not stop:
+            with tp.no_grad():
+                x.add_(1.0)
+    t = threading.Thread(target=update, daemon=True)
+    t.start()
+    try:
+        for _ in range(5):
+            buf = io.BytesIO()
+            tp.save({"w": x}, buf)
+            buf.seek(0)
+            tp.load(buf)                  # a mix of values perhaps, never a bad CRC
+    finally:
+        stop = True
+        t.join()
+
+
+def test_crc_is_of_the_bytes_written(monkeypatch):
+    """Deterministic form of the race: the tensor changes between the CRC and the
+    write (here: inside the first write, which is the header)."""
+    x = tp.zeros(1000)
+
+    class Mutating(io.BytesIO):
+        def write(self, b):
+            with tp.no_grad():
+                x.add_(1.0)
+            return super().write(b)
+    buf = Mutating()
+    tp.save({"w": x}, buf)
+    got = tp.load(io.BytesIO(buf.getvalue()))["w"]
+    _same_tensor(got, np.zeros(1000, np.float32))            # the snapshot
+
+
+# ---------------------------------------------------------------- what save refuses
+def test_save_refuses_headers_load_would_refuse(tmp_path, monkeypatch):
+    monkeypatch.setattr(serialization, "MAX_HEADER_BYTES", 4096)
+    path = tmp_path / "ckpt.st"
+    tp.save({"w": tp.ones(2), "losses": [0.5] * 10}, path)
+    before = path.read_bytes()
+    with pytest.raises(ValueError, match=r"save\(\): the header for .*ckpt\.st.*4096.*as tensors"):
+        tp.save({"w": tp.ones(2), "losses": [0.5] * 1000}, path)
+    assert path.read_bytes() == before and os.listdir(tmp_path) == ["ckpt.st"]
+    with pytest.raises(ValueError, match="header"):
+        tp.save({"s": "x" * 5000}, io.BytesIO())
+    # the cap is the one load() applies: the largest header save accepts loads
+    obj = {"s": ""}
+    blob = b""
+    for n in range(3900, 4200, 8):
+        obj = {"s": "x" * n}
+        try:
+            blob = _bytes_of(obj)
+        except ValueError:
+            break
+    assert struct.unpack("<Q", blob[:8])[0] <= 4096
+    assert tp.load(io.BytesIO(blob)) == {"s": "x" * (n - 8)}
+
+
+@pytest.mark.slow
+def test_save_refuses_a_110_mb_training_history(tmp_path):
+    path = tmp_path / "h.st"
+    with pytest.raises(ValueError, match="header"):
+        tp.save({"w": tp.ones(2), "losses": [0.1 * i for i in range(3_500_000)]}, path)
+    assert not path.exists()
+
+
+def test_save_of_a_huge_int_names_save_and_the_path():
+    import sys
+    if not hasattr(sys, "get_int_max_str_digits") or sys.get_int_max_str_digits() == 0:
+        pytest.skip("no int digit limit in this Python")
+    with pytest.raises(ValueError, match=r"save\(\): the int at obj\['a'\]\[0\]"):
+        tp.save({"a": [10 ** 5000]}, io.BytesIO())
+    assert _roundtrip({"a": 10 ** 300}) == {"a": 10 ** 300}
+
+
+def test_lone_surrogate_keys_keep_the_file_valid_utf8(tmp_path):
+    obj = {"\ud800": tp.arange(3), "k\udfff": "v\udc00", "\\ud800": tp.ones(1)}
+    path = tmp_path / "s.st"
+    tp.save(obj, path)
+    got = tp.load(path)
+    assert list(got) == list(obj) and got["k\udfff"] == "v\udc00"
+    _same_tensor(got["\ud800"], np.arange(3))
+    _same_tensor(got["\\ud800"], np.ones(1, np.float32))
+    blob = path.read_bytes()
+    n = struct.unpack("<Q", blob[:8])[0]
+    for name in json.loads(blob[8:8 + n].decode("utf-8")):
+        name.encode("utf-8")          # strict: no lone surrogate escaped in a name
+    st_numpy = pytest.importorskip("safetensors.numpy")
+    theirs = st_numpy.load_file(str(path))
+    assert sorted(v.tolist() for v in theirs.values()) == [[0, 1, 2], [1.0]]
+
+
+def test_map_location_spellings_of_the_cpu():
+    blob = _bytes_of(tp.ones(2))
+
+    class Device:                         # torch.device-like
+        type = "cpu"
+
+        def __str__(self):
+            return "cpu"
+    for ok in (None, "cpu", "cpu:0", Device()):
+        _same_tensor(tp.load(io.BytesIO(blob), map_location=ok), np.ones(2, np.float32))
+    for bad in ("cpu:1", "cuda", "cuda:0"):
+        with pytest.raises(RuntimeError, match=r"load\(\): map_location.*only has the 'cpu'"):
+            tp.load(io.BytesIO(blob), map_location=bad)
+    for bad in ({"cuda:0": "cpu"}, lambda s, loc: s, 0):
+        with pytest.raises(TypeError, match=r"load\(\): map_location must be None, 'cpu'"):
+            tp.load(io.BytesIO(blob), map_location=bad)
+
+
+def test_map_location_accepts_torch_devices():
+    torch = pytest.importorskip("torch")
+    blob = _bytes_of(tp.ones(2))
+    for ok in (torch.device("cpu"), torch.device("cpu:0")):
+        _same_tensor(tp.load(io.BytesIO(blob), map_location=ok), np.ones(2, np.float32))
+    with pytest.raises(RuntimeError, match="only has the 'cpu' device"):
+        tp.load(io.BytesIO(blob), map_location=torch.device("meta"))
+
+
+def test_buffered_nonblocking_pipe_is_written_completely():
+    """A BufferedWriter raises BlockingIOError (with characters_written) instead."""
+    import fcntl
+    import threading
+    r, wfd = os.pipe()
+    fcntl.fcntl(wfd, fcntl.F_SETFL, fcntl.fcntl(wfd, fcntl.F_GETFL) | os.O_NONBLOCK)
+    got = []
+
+    def read():
+        with open(r, "rb") as fh:
+            got.append(fh.read())
+    t = threading.Thread(target=read, daemon=True)
+    x = tp.arange(200_000)
+    with open(wfd, "wb") as f:
+        t.start()
+        tp.save(x, f)
+    t.join(20)
+    _same_tensor(tp.load(io.BytesIO(got[0])), np.arange(200_000))
+
+
+def test_save_replaces_the_name_so_other_hard_links_keep_the_old_file(tmp_path):
+    """Documented choice: atomic replace wins over keeping hard links (the other
+    name keeps the old, complete file -- what snapshot tools such as cp -al and
+    rsync --link-dest rely on)."""
+    a, b = tmp_path / "a.st", tmp_path / "b.st"
+    tp.save(tp.zeros(2), a)
+    os.link(a, b)
+    tp.save(tp.ones(2), a)
+    _same_tensor(tp.load(a), np.ones(2, np.float32))
+    _same_tensor(tp.load(b), np.zeros(2, np.float32))
