@@ -452,21 +452,11 @@ class Tensor(_TensorBase):
         """``self == other``: ``eq(self, other)`` for Tensors, numbers and ndarrays;
         NotImplemented for anything else, so Python falls back to identity (``t ==
         None`` is False, ``t in [None, t]`` works), as PyTorch does."""
-        try:
-            return _F.eq(self, other)
-        except TypeError:
-            if _is_operand(other):
-                raise
-            return NotImplemented
+        return _compare(_F.eq, self, other)
 
     def __ne__(self, other):
         """``self != other``: ``ne(self, other)``, or NotImplemented as ``__eq__``."""
-        try:
-            return _F.ne(self, other)
-        except TypeError:
-            if _is_operand(other):
-                raise
-            return NotImplemented
+        return _compare(_F.ne, self, other)
 
     def __contains__(self, element):
         """``element in self``: ``(element == self).any()`` for numbers and Tensors
@@ -795,6 +785,16 @@ def _legacy_data(args, dtype, requires_grad):
         arr = _creation._alloc(np.zeros, size, d, op)
     t = _creation._finish(arr, requires_grad, op)
     return t._data, t._requires_grad
+
+
+def _compare(fn, a, b):
+    """``fn(a, b)`` (eq/ne), or NotImplemented when ``b`` is no operand at all."""
+    try:
+        return fn(a, b)
+    except TypeError:
+        if _is_operand(b):
+            raise
+        return NotImplemented
 
 
 def _wrap(arr):

@@ -195,21 +195,6 @@ def broadcast_shape(sa, sb, op):
         return sa
     if not sa:
         return sb
-    if len(sa) == len(sb):
-        out = []
-        for x, y in zip(sa, sb):
-            if x == y or y == 1:
-                out.append(x)
-            elif x == 1:
-                out.append(y)
-            else:
-                break
-        else:
-            return tuple(out)
-    return _broadcast_general(sa, sb, op)
-
-
-def _broadcast_general(sa, sb, op):
     # numpy's broadcast_shapes stops at 32 dims; PyTorch (and tensorplay's
     # kernels) go further, so the rule is spelled out
     n = max(len(sa), len(sb))
