@@ -172,7 +172,8 @@ def _from_python(data, d, op):
                     raise RuntimeError(f"{op}(): value {arr[~np.isfinite(arr)].flat[0]} cannot "
                                        f"be converted to type {d} without overflow")
                 info = np.iinfo(d.numpy)
-                if arr.size and not (info.min - 1.0 < arr.min() and arr.max() < info.max + 1.0):
+                if arr.size and not (info.min <= math.trunc(float(arr.min()))       # exact
+                                     and math.trunc(float(arr.max())) <= info.max):
                     raise RuntimeError(f"{op}(): a value in the data cannot be converted to "
                                        f"type {d} without overflow")
                 return np.trunc(arr).astype(d.numpy)

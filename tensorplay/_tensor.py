@@ -458,6 +458,14 @@ class Tensor(_TensorBase):
         """``self != other``: ``ne(self, other)``, or NotImplemented as ``__eq__``."""
         return _compare(_F.ne, self, other)
 
+    def __format__(self, format_spec):
+        """``format(t, spec)`` / f-strings: a 0-d tensor formats as its Python number
+        (``f"{loss:.4f}"``), as PyTorch does; other tensors as ``str(t)`` (a
+        non-empty spec raises TypeError, as for any object)."""
+        if self._data.ndim == 0:
+            return self._data.item().__format__(format_spec)
+        return object.__format__(self, format_spec)
+
     def __contains__(self, element):
         """``element in self``: ``(element == self).any()`` for numbers and Tensors
         (broadcasting, as PyTorch).
@@ -756,6 +764,8 @@ class Tensor(_TensorBase):
         if not np.can_cast(np.asarray(val).dtype, self._data.dtype, casting="same_kind"):
             raise RuntimeError(f"__setitem__(): value of type {np.asarray(val).dtype} can't "
                                f"be cast to the tensor's dtype {self.dtype}")
+        if not isinstance(value, Tensor):       # arrays and lists: no silent wrapping
+            _check_narrowing(np.asarray(val), self._data.dtype, "__setitem__")
         new = self._data.copy()
         new[key] = val
         self._write("__setitem__", new)
@@ -885,8 +895,10 @@ def _check_narrowing(arr, np_dtype, name):
             if bad.any():
                 raise _overflow(name, arr[bad].flat[0], np_dtype)
             lo, hi = arr.min(), arr.max()
-            if not (info.min - 1.0 < lo and hi < info.max + 1.0):
-                raise _overflow(name, lo if lo <= info.min - 1.0 else hi, np_dtype)
+            # exactly, in Python ints: the bounds +-1 round in the array's float type
+            # (float32(-2**31 - 1) is -2**31), so -2**31 itself was refused
+            if not (info.min <= math.trunc(float(lo)) and math.trunc(float(hi)) <= info.max):
+                raise _overflow(name, lo if math.trunc(float(lo)) < info.min else hi, np_dtype)
         elif np.iinfo(arr.dtype).min < info.min or np.iinfo(arr.dtype).max > info.max:
             lo, hi = arr.min(), arr.max()
             if not (info.min <= lo and hi <= info.max):

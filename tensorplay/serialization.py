@@ -332,13 +332,22 @@ def _unique_name(base, names):
 def _write_path(path, chunks):
     """Write ``chunks`` to the file named ``path``: atomically for a regular file
     (or a new one), through ``open(path, "wb")`` for anything else."""
+    if os.fspath(path) in ("", b""):
+        raise FileNotFoundError(errno.ENOENT, "save(): the file name is empty", path)
     try:
         st = os.stat(path)                 # follows symlinks, as open() does
     except FileNotFoundError:
         st = None
+    fd = _own_fd(path)
+    if fd is not None:
+        # /dev/stdout, /dev/fd/N, /proc/self/fd/N: write to that descriptor (a
+        # duplicate, sharing its file offset), so output around the save stays in
+        # order and a redirected log is neither replaced nor truncated
+        _write_fd(fd, chunks)
+        return
     if st is not None and not stat.S_ISREG(st.st_mode):
-        # A FIFO, a device (/dev/null), /dev/stdout...: replacing it would destroy
-        # it (as root, /dev/null itself); write to it as torch.save does.
+        # A FIFO, a device (/dev/null)...: replacing it would destroy it (as root,
+        # /dev/null itself); write to it as torch.save does.
         _write_through(path, chunks, sync=False)
         return
     if st is not None and not os.access(path, os.W_OK, effective_ids=
@@ -354,6 +363,33 @@ def _write_path(path, chunks):
                                       f"is not writable (Permission denied)", path) from None
         # the directory is read-only but the file is writable: write in place
         _write_through(path, chunks, sync=True)
+
+
+def _own_fd(path):
+    """The descriptor number when ``path`` names one of this process's open files
+    (``/dev/stdout``, ``/dev/stderr``, ``/dev/fd/N``, ``/proc/self/fd/N``), else None."""
+    p = os.path.abspath(os.fsdecode(path))
+    named = {"/dev/stdin": 0, "/dev/stdout": 1, "/dev/stderr": 2}
+    if p in named:
+        return named[p]
+    for prefix in ("/dev/fd/", "/proc/self/fd/", f"/proc/{os.getpid()}/fd/"):
+        rest = p[len(prefix):]
+        if p.startswith(prefix) and rest.isdigit():
+            return int(rest)
+    return None
+
+
+def _write_fd(fd, chunks):
+    import sys
+    for stream in (sys.stdout, sys.stderr):     # keep Python's buffered output in order
+        try:
+            if stream is not None and stream.fileno() == fd:
+                stream.flush()
+        except (AttributeError, OSError, ValueError):
+            pass
+    with os.fdopen(os.dup(fd), "wb", closefd=True) as out:
+        for c in chunks:
+            out.write(c)
 
 
 def _write_through(path, chunks, sync):

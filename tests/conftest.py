@@ -40,4 +40,13 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
         f"{len(s['rows'])} op-table rows"
         + (f" and {len(s['inplace'])} in-place methods" if s["inplace"] else "")
         + f", {s['crashes']} crashes, "
-        f"{s['mismatches']} mismatches")
+        f"{s['mismatches']} mismatches"
+        + _failed_fuzz_tests(terminalreporter))
+
+
+def _failed_fuzz_tests(terminalreporter):
+    """', N fuzz tests FAILED' when a fuzz test failed in a way the counters do not
+    classify (an error in the harness, say), so the line never reads as clean."""
+    failed = [r for r in terminalreporter.stats.get("failed", [])
+              if "test_fuzz.py" in getattr(r, "nodeid", "")]
+    return f", {len(failed)} fuzz tests FAILED (see above)" if failed else ""

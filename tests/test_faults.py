@@ -401,3 +401,34 @@ def test_softmax_errors_name_softmax():
         tp.softmax(x, dim=1.5)
     with pytest.raises(IndexError, match=r"^softmax\(\): argument 'dim'"):
         x.softmax(5)
+
+
+# ---------------------------------------------------------------- round three
+@pytest.mark.parametrize("value", [np.array([2 ** 40, 1]), [2 ** 40, 1],
+                                   np.array([2 ** 63, 1], dtype=np.uint64)])
+def test_setitem_of_arrays_and_lists_does_not_wrap(value):
+    # only Tensor values were range-checked: numpy wrapped the rest silently
+    t = tp.zeros(2, dtype=tp.int32)
+    with pytest.raises(RuntimeError, match="without overflow"):
+        t[:] = value
+    np.testing.assert_array_equal(t.numpy(), [0, 0])                  # untouched
+    t[:] = np.array([5, -3])
+    np.testing.assert_array_equal(t.numpy(), [5, -3])
+
+
+def test_float_to_int_casts_take_the_exact_minimum():
+    # the bound check rounded -2**31 - 1 to -2**31 in float32 and refused -2**31
+    assert tp.tensor([-2.0 ** 31], dtype=tp.float32).to(tp.int32).tolist() == [-2 ** 31]
+    assert tp.tensor([-2.0 ** 63], dtype=tp.float64).to(tp.int64).tolist() == [-2 ** 63]
+    assert tp.tensor(np.array([-2.0 ** 31]), dtype=tp.int32).tolist() == [-2 ** 31]
+    with pytest.raises(RuntimeError, match="without overflow"):
+        tp.tensor([2.0 ** 31], dtype=tp.float64).to(tp.int32)
+
+
+def test_f_strings_format_a_0d_tensor_as_its_number():
+    loss = tp.tensor(0.12345, dtype=tp.float64)
+    assert f"{loss:.4f}" == "0.1235" and f"{loss}" == "0.12345"       # PyTorch's rule
+    assert f"{tp.tensor(3):3d}" == "  3"
+    assert f"{tp.ones(2)}" == str(tp.ones(2))
+    with pytest.raises(TypeError):
+        f"{tp.ones(2):.2f}"

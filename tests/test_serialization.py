@@ -1000,3 +1000,26 @@ def test_save_replaces_the_name_so_other_hard_links_keep_the_old_file(tmp_path):
     tp.save(tp.ones(2), a)
     _same_tensor(tp.load(a), np.ones(2, np.float32))
     _same_tensor(tp.load(b), np.zeros(2, np.float32))
+
+
+def test_save_to_dev_stdout_redirected_to_a_file_writes_through_it(tmp_path):
+    # /dev/stdout led (through /proc/self/fd/1) to the log file, and the atomic
+    # rename replaced the log: everything printed afterwards went to a deleted file
+    import subprocess
+    import sys
+    log = tmp_path / "out.log"
+    code = ("import tensorplay as tp\n"
+            "tp.save(tp.ones(3), '/dev/stdout')\n"
+            "print('after', flush=True)\n")
+    with open(log, "wb") as out:
+        subprocess.run([sys.executable, "-c", code], stdout=out, check=True, timeout=120)
+    data = log.read_bytes()
+    assert data.endswith(b"after\n")
+    import io
+    loaded = tp.load(io.BytesIO(data[:-len(b"after\n")]))
+    np.testing.assert_array_equal(loaded.numpy(), np.ones(3, np.float32))
+
+
+def test_save_to_an_empty_path_is_refused_up_front():
+    with pytest.raises(FileNotFoundError, match="file name is empty"):
+        tp.save(tp.ones(1), "")
