@@ -152,7 +152,7 @@ def save(obj, f):
     """
     tensors = []          # (name, Tensor data as contiguous little-endian ndarray)
     records = []
-    names = set()
+    names = _Names()
     tree = _encode(obj, (), tensors, records, names, 0, set())
     meta_str = json.dumps({"version": _FORMAT_VERSION, "tensors": records, "tree": tree},
                           separators=(",", ":"), allow_nan=False)
@@ -319,12 +319,22 @@ def _path_str(path):
     return "obj" + "".join(f"[{p!r}]" for p in path)
 
 
+class _Names(set):
+    """The tensor names taken so far, and per base name the last ``#k`` tried, so
+    that many tensors whose paths join to one name cost linear time, not quadratic."""
+
+    def __init__(self):
+        super().__init__()
+        self.last = {}
+
+
 def _unique_name(base, names):
     name = base if base != "__metadata__" else "__metadata__#1"
-    k = 1
+    k = names.last.get(base, 1)
     while name in names:
         k += 1
         name = f"{base}#{k}"
+    names.last[base] = k
     names.add(name)
     return name
 

@@ -56,7 +56,10 @@ def exit_dual_level(*, level=None):
     Raises:
         RuntimeError: when no level is active or ``level`` is not the active one.
     """
-    if STATE.fw_level is None or (level is not None and level != STATE.fw_level):
+    if STATE.fw_level is None:
+        raise RuntimeError("exit_dual_level(): no dual level is active (enter one with "
+                           "enter_dual_level() or `with forward_ad.dual_level():`)")
+    if level is not None and level != STATE.fw_level:
         raise RuntimeError(f"exit_dual_level(): level {level} is not the active dual level "
                            f"({STATE.fw_level})")
     lvl, refs = STATE.fw_level, STATE.fw_cycles
