@@ -1051,7 +1051,7 @@ def _bind_methods():
     (``x.exp`` is ``tensorplay.exp`` bound to x): one call frame, one docstring."""
     for name in ("exp", "log", "sqrt", "tanh", "sigmoid", "relu", "neg", "pow",
                  "add", "sub", "mul", "div", "matmul", "sum", "mean", "reshape", "view",
-                 "permute", "transpose", "unsqueeze", "squeeze", "expand", "expand_as",
+                 "permute", "transpose", "t", "unsqueeze", "squeeze", "expand", "expand_as",
                  "log_softmax", "softmax", "eq", "ne", "lt", "le", "gt", "ge",
                  "view_as", "reshape_as", "flatten"):
         setattr(Tensor, name, getattr(_F, name))

@@ -522,6 +522,8 @@ SPECS = [
            variant="transpose_mT",
            fuzz=Fuzz("transpose", kinds="fib", shapes=_one_shape(min_dims=3),
                      base=lambda ts, kw: [ts[0], 0, 2])),
+    OpSpec("permute", lambda x: x.t(), lambda x: x.T, unary_samples(), variant="t",
+           fuzz=Fuzz("t", kinds="fib", shapes=_one_shape(max_dims=2))),
     OpSpec("permute", lambda x: x.T, lambda x: x.T, unary_samples(), variant="T",
            fuzz=Fuzz("permute", kinds="fib",
                      base=lambda ts, kw: [ts[0], tuple(range(ts[0].ndim))[::-1]])),

@@ -665,3 +665,16 @@ def test_setitem_and_fill_cast_tensor_values_like_pytorch():
         t.fill_(tp.tensor([2.5]))
     with pytest.raises(RuntimeError, match="fill_"):
         tp.ones(1).fill_(1e300)          # overflows float32
+
+
+def test_t_swaps_two_dims_and_refuses_more():
+    # torch.t: <= 2-D only; 0-d and 1-d come back unchanged (as views)
+    a = np.arange(6.0).reshape(2, 3)
+    x = tp.tensor(a)
+    np.testing.assert_array_equal(x.t().numpy(), a.T)
+    np.testing.assert_array_equal(tp.t(x).numpy(), a.T)
+    v = tp.ones(3)
+    assert v.t().shape == (3,) and np.shares_memory(v.t().numpy(), v.numpy())
+    assert tp.tensor(2.0).t().shape == ()
+    with pytest.raises(RuntimeError, match=r"t\(\): expects a tensor with <= 2 dimensions"):
+        tp.ones(2, 2, 2).t()

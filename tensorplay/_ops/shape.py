@@ -22,7 +22,7 @@ from tensorplay._ops._validate import (BoolArg, DimArg, DimsArg, DtypeArg, Index
 from tensorplay._ops.registry import apply, defop, sum_to_shape
 from tensorplay._tensor import Tensor
 
-__all__ = ["reshape", "view", "permute", "transpose", "unsqueeze", "squeeze", "expand",
+__all__ = ["reshape", "view", "permute", "transpose", "t", "unsqueeze", "squeeze", "expand",
            "expand_as", "flatten", "view_as", "reshape_as", "getitem", "getitem_backward",
            "check_index", "stack", "clone", "to_dtype"]
 
@@ -225,6 +225,25 @@ def transpose(input, dim0, dim1):
     if n:
         dims[d0], dims[d1] = dims[d1], dims[d0]
     return apply(_permute, (input,), {"dims": tuple(dims)})
+
+
+_check_t = declare(Signature("t", TensorArg("input")))
+
+
+def t(input):
+    """``input`` with dims 0 and 1 swapped, for tensors of at most 2 dims (0-d and
+    1-d tensors come back as a view unchanged), as ``torch.t``.  A composition over
+    ``permute``: a view, differentiable in both modes.
+
+    Raises:
+        TypeError: a non-Tensor input.  RuntimeError: more than 2 dims (use
+            ``transpose`` or ``.mT``).
+    """
+    input = _check_t(input)
+    n = input._data.ndim
+    if n > 2:
+        raise RuntimeError(f"t(): expects a tensor with <= 2 dimensions, but input is {n}D")
+    return apply(_permute, (input,), {"dims": tuple(range(n))[::-1]})
 
 
 # expand: VJP sums the cotangent back to the input's shape (in the registry).
