@@ -83,12 +83,7 @@ class Tensor(_TensorBase):
         # is a usable empty tensor; op results skip this (``_wrap`` calls the base's
         # ``__new__``).
         t = _new(cls)
-        t._grad = None
-        t._grad_fn = None
-        t._version = [0]
-        t._tangent = None
-        t._tangent_level = None
-        t._nograd_view = False
+        _fresh_meta(t)
         t._data, t._requires_grad = _legacy_data(args, dtype, requires_grad)
         return t
 
@@ -537,12 +532,8 @@ class Tensor(_TensorBase):
     def __setstate__(self, state):
         self._data = state["data"]
         self._requires_grad = state["requires_grad"]
+        _fresh_meta(self)
         self._grad = state["grad"]
-        self._grad_fn = None
-        self._version = [0]
-        self._tangent = None
-        self._tangent_level = None
-        self._nograd_view = False
 
     # ------------------------------------------------------------ autograd
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
@@ -652,10 +643,11 @@ class Tensor(_TensorBase):
                 result = fn(self.detach(), other)
             except (TypeError, RuntimeError, IndexError) as e:
                 # the out-of-place op's checks: name the op the user called
-                text, base = str(e), fn.__name__ + "()"
-                if not text.startswith(base):
+                from tensorplay._ops._validate import renamed_error
+                named = renamed_error(e, fn.__name__, name)
+                if named is None:
                     raise
-                raise type(e)(name + "()" + text[len(base):]) from None
+                raise named from None
         return self._write(name, result._data)
 
     def add_(self, other, *, alpha=1):
@@ -807,8 +799,20 @@ def _compare(fn, a, b):
         return NotImplemented
 
 
+def _fresh_meta(t):
+    """No gradient, no history, version 0, no tangent: a new tensor's metadata
+    (``_wrap`` sets the same fields inline, being the per-op hot path)."""
+    t._grad = None
+    t._grad_fn = None
+    t._version = [0]
+    t._tangent = None
+    t._tangent_level = None
+    t._nograd_view = False
+
+
 def _wrap(arr):
-    """``Tensor._wrap``: a new Tensor on ``arr`` (no copy), no history, version 0."""
+    """``Tensor._wrap``: a new Tensor on ``arr`` (no copy), no history, version 0;
+    the fields of ``_fresh_meta``, set inline."""
     t = _new(Tensor)
     t._data = arr
     t._requires_grad = False

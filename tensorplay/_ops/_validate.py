@@ -579,3 +579,14 @@ for _op, _kinds in (("add_", "fib"), ("sub_", "fi"), ("mul_", "fib"), ("div_", "
     declare(Signature(_op, TensorArg("input", _kinds), TensorArg("other", _kinds, numbers=True),
                       broadcast=("input", "other"), inplace="input", public=f"Tensor.{_op}"))
 del _op, _kinds
+
+
+def renamed_error(exc, called, shown):
+    """``exc`` raised by the op ``called`` on behalf of the public op ``shown``
+    (``add`` for ``add_``, ``log_softmax`` for ``softmax``), as the same exception
+    type with the message naming ``shown``; None when the message does not start
+    with ``called()`` (then the caller re-raises ``exc`` as it is)."""
+    text, base = str(exc), called + "()"
+    if not text.startswith(base):
+        return None
+    return type(exc)(shown + "()" + text[len(base):])

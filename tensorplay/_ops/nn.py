@@ -13,7 +13,8 @@ import numpy as np
 from tensorplay._pool import empty as pool_empty
 from tensorplay._kernels import nn as _kn
 from tensorplay._ops._common import CONFIG, as_tensor_arg, promote
-from tensorplay._ops._validate import DimArg, IntArg, Signature, TensorArg, declare
+from tensorplay._ops._validate import (DimArg, IntArg, Signature, TensorArg, declare,
+                                       renamed_error)
 from tensorplay._ops.registry import apply, defop, tangent_sum
 from tensorplay._tensor import Tensor
 
@@ -135,10 +136,10 @@ def softmax(input, dim, dtype=None):
     try:
         y = log_softmax(input, dim, dtype)
     except (TypeError, IndexError, RuntimeError) as e:
-        text = str(e)
-        if not text.startswith("log_softmax()"):
+        named = renamed_error(e, "log_softmax", "softmax")
+        if named is None:
             raise
-        raise type(e)("softmax()" + text[len("log_softmax()"):]) from None
+        raise named from None
     return y.exp()
 
 
