@@ -1069,6 +1069,11 @@ def _bind_methods():
     Tensor.__neg__ = _F.neg
     Tensor.__getitem__ = _F.getitem
     Tensor.__pos__ = lambda self: self
+    # what the op families declare (tensorplay/_ops/__init__.py: METHODS, OPERATORS)
+    for name in _F.METHODS:
+        setattr(Tensor, name, getattr(_F, name))
+    for dunder, fn in _F.OPERATORS.items():
+        setattr(Tensor, dunder, fn)
 
 
 # Iteration with a graph (Tensor.__iter__): pieces of at most _ITER_LEAF rows are

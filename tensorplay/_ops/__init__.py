@@ -1,18 +1,56 @@
 """Public op functions over the primitive registry (``REGISTRY``).
 
-Each submodule registers its primitives (forward, VJP, JVP side by side) and
-defines the public functions that validate arguments and call ``apply``.
-"""
-from tensorplay._ops import elementwise, linalg, nn, reduce, shape
-from tensorplay._ops._common import normalize_dim, normalize_dims  # noqa: F401
-from tensorplay._ops.elementwise import *  # noqa: F401,F403
-from tensorplay._ops.linalg import *  # noqa: F401,F403
-from tensorplay._ops.nn import *  # noqa: F401,F403
-from tensorplay._ops.reduce import *  # noqa: F401,F403
-from tensorplay._ops.registry import REGISTRY, apply, sum_to_shape  # noqa: F401
-from tensorplay._ops.shape import *  # noqa: F401,F403
+Each submodule is one op family (elementwise, reduce, shape, linalg, nn, ...):
+it registers its primitives (forward, VJP, JVP side by side) and defines the
+public functions that validate arguments and call ``apply``.  Every module here
+whose name does not start with ``_`` (and is not ``registry``) is a family and is
+collected below, so adding a family is adding a file.  A family module declares:
 
-# What ``from tensorplay._ops import *`` (in tensorplay/__init__.py) exports: the
-# public functions only, not the submodules (``nn`` would shadow tensorplay.nn).
-__all__ = (elementwise.__all__ + linalg.__all__ + nn.__all__ + reduce.__all__
-           + [n for n in shape.__all__ if n not in ("check_index", "getitem_backward")])
+``__all__``
+    its public functions, exported as ``tensorplay.<name>``;
+``METHODS`` (optional)
+    names in ``__all__`` that are also Tensor methods (``x.abs()``);
+``OPERATORS`` (optional)
+    ``{dunder: function}`` for Tensor operators (``{"__mod__": remainder}``).
+
+A name exported, bound or given an operator by two families is an error at import.
+"""
+import importlib
+import pkgutil
+
+from tensorplay._ops._common import normalize_dim, normalize_dims  # noqa: F401
+from tensorplay._ops.registry import REGISTRY, apply, sum_to_shape  # noqa: F401
+
+# names of the shape module that are internal helpers, not public ops
+_INTERNAL = {"check_index", "getitem_backward"}
+
+__all__ = []
+METHODS = []
+OPERATORS = {}
+
+
+def _collect():
+    owner = {}
+    families = sorted(m.name for m in pkgutil.iter_modules(__path__)
+                      if not m.name.startswith("_") and m.name != "registry")
+    for fam in families:
+        mod = importlib.import_module(f"{__name__}.{fam}")
+        for name in mod.__all__:
+            if name in owner:
+                raise ImportError(f"tensorplay._ops.{fam} exports {name!r}, which "
+                                  f"tensorplay._ops.{owner[name]} already exports")
+            owner[name] = fam
+            globals()[name] = getattr(mod, name)
+            if name not in _INTERNAL:
+                __all__.append(name)
+        for name in getattr(mod, "METHODS", ()):
+            if name in METHODS:
+                raise ImportError(f"tensorplay._ops.{fam}: method {name!r} bound twice")
+            METHODS.append(name)
+        for dunder, fn in getattr(mod, "OPERATORS", {}).items():
+            if dunder in OPERATORS:
+                raise ImportError(f"tensorplay._ops.{fam}: operator {dunder} defined twice")
+            OPERATORS[dunder] = fn
+
+
+_collect()
