@@ -65,6 +65,11 @@ class OpSpec:
     ``smooth=False`` skips second-order checks (none needed for piecewise-linear ops).
     ``fuzz`` tells tests/test_fuzz.py how to draw random valid and invalid calls;
     a row without it fails ``test_every_row_has_fuzz_information``.
+    ``torch`` is the same call written for PyTorch, ``torch(torch_module, *tensors,
+    **kwargs)`` (tensorplay tensors among the kwargs arrive as torch tensors), for
+    tests/test_torch_table.py; or a string saying why there is none (an internal
+    derivative kernel with no public torch counterpart).  A row with neither fails
+    ``test_every_row_has_a_torch_counterpart``.
     """
     name: str
     fn: callable
@@ -73,6 +78,7 @@ class OpSpec:
     variant: str = ""
     smooth: bool = True
     fuzz: Fuzz = None
+    torch: object = None
 
     @property
     def id(self):

@@ -440,3 +440,47 @@ SPECS = [
            fuzz=Fuzz("cross_entropy", shapes=_nll_shapes, kwargs=_target_kwargs,
                      base=lambda ts, kw: [ts[0], kw["target"]])),
 ]
+
+
+# ---------------------------------------------------------------- the same calls in PyTorch
+# (tests/test_torch_table.py; rows of later families give ``torch=`` inline)
+_INTERNAL = "an internal derivative kernel: torch has no public op of this name"
+_TORCH = {
+    "neg": lambda T, x: -x, "exp": lambda T, x: T.exp(x), "exp[method]": lambda T, x: x.exp(),
+    "log": lambda T, x: T.log(x), "sqrt": lambda T, x: T.sqrt(x),
+    "tanh": lambda T, x: T.tanh(x), "sigmoid": lambda T, x: T.sigmoid(x),
+    "relu": lambda T, x: T.relu(x),
+    "add": lambda T, a, b: a + b, "add[scalar]": lambda T, a: a + 2.5,
+    "add[rscalar]": lambda T, a: 2.5 + a, "sub": lambda T, a, b: a - b,
+    "sub[rscalar]": lambda T, a: 1.5 - a, "mul": lambda T, a, b: a * b,
+    "mul[scalar]": lambda T, a: a * 3, "div": lambda T, a, b: a / b,
+    "div[rscalar]": lambda T, b: 2.0 / b, "pow": lambda T, a, b: a ** b,
+    "pow[int_exp]": lambda T, a: a ** 3, "pow[float_exp]": lambda T, a: a ** 2.5,
+    "pow[rpow]": lambda T, b: 2.0 ** b, "pow[zero_exp]": lambda T, a: a ** 0.0,
+    "where": lambda T, a, b, cond: T.where(cond, a, b),
+    "where[piecewise]": lambda T, a: T.where(a > 0, a, a * a),
+    "sum[all]": lambda T, x: x.sum(),
+    "sum[dim]": lambda T, x, dim, keepdim: T.sum(x, dim=dim, keepdim=keepdim),
+    "mean[all]": lambda T, x: x.mean(),
+    "mean[dim]": lambda T, x, dim, keepdim: x.mean(dim, keepdim),
+    "matmul": lambda T, a, b: a @ b,
+    "reshape": lambda T, x, shape: x.reshape(shape), "view": lambda T, x, shape: x.view(shape),
+    "view[unsqueeze_squeeze]": lambda T, x: x.unsqueeze(-1).squeeze(-1),
+    "permute": lambda T, x, dims: x.permute(dims),
+    "permute[transpose_mT]": lambda T, x: x.transpose(0, 2).mT,
+    "permute[t]": lambda T, x: x.t(),
+    "permute[T]": lambda T, x: x.permute(tuple(range(x.ndim - 1, -1, -1))),
+    "expand": lambda T, x, shape: x.expand(*shape),
+    "view[squeeze]": lambda T, x, dim: x.squeeze() if dim is None else x.squeeze(dim),
+    "reshape[flatten]": lambda T, x, start_dim, end_dim: x.flatten(start_dim, end_dim),
+    "expand[expand_as]": lambda T, x, other: x.expand_as(other),
+    "getitem": lambda T, x, key: x[key],
+    "stack": lambda T, a, b, c, dim: T.stack([a, b, c], dim),
+    "clone": lambda T, x: x.clone(), "clone[contiguous]": lambda T, x: x.contiguous(),
+    "_to_copy": lambda T, x: x.to(x.dtype, copy=True),
+    "log_softmax": lambda T, x, dim: T.log_softmax(x, dim),
+    "nll_loss": lambda T, logp, target: T.nn.functional.nll_loss(logp, target),
+    "log_softmax[cross_entropy]": lambda T, x, target: T.nn.functional.cross_entropy(x, target),
+}
+for _spec in SPECS:
+    _spec.torch = _TORCH.get(_spec.id, _INTERNAL if "_backward" in _spec.name else None)
