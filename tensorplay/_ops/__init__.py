@@ -12,6 +12,12 @@ collected below, so adding a family is adding a file.  A family module declares:
     names in ``__all__`` that are also Tensor methods (``x.abs()``);
 ``OPERATORS`` (optional)
     ``{dunder: function}`` for Tensor operators (``{"__mod__": remainder}``).
+``LINALG`` (optional)
+    ``{name: function}`` exported as ``tensorplay.linalg.<name>`` (and not at the
+    top level unless also in ``__all__``): ``{"vector_norm": vector_norm}``.
+``INPLACE`` (optional)
+    names in ``__all__`` whose in-place method ``x.<name>_(...)`` is made by the
+    in-place mechanism (``x.abs_()`` from ``abs``).
 
 A name exported, bound or given an operator by two families is an error at import.
 """
@@ -27,6 +33,8 @@ _INTERNAL = {"check_index", "getitem_backward"}
 __all__ = []
 METHODS = []
 OPERATORS = {}
+LINALG = {}
+INPLACE = []
 
 
 def _collect():
@@ -51,6 +59,14 @@ def _collect():
             if dunder in OPERATORS:
                 raise ImportError(f"tensorplay._ops.{fam}: operator {dunder} defined twice")
             OPERATORS[dunder] = fn
+        for name, fn in getattr(mod, "LINALG", {}).items():
+            if name in LINALG:
+                raise ImportError(f"tensorplay._ops.{fam}: linalg.{name} defined twice")
+            LINALG[name] = fn
+        for name in getattr(mod, "INPLACE", ()):
+            if name in INPLACE:
+                raise ImportError(f"tensorplay._ops.{fam}: in-place {name}_ declared twice")
+            INPLACE.append(name)
 
 
 _collect()
