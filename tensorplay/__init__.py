@@ -18,6 +18,9 @@ from tensorplay._tensor import Size, Tensor  # noqa: E402
 from tensorplay._ops import *  # noqa: E402,F401,F403
 from tensorplay._ops import REGISTRY  # noqa: E402,F401
 from tensorplay._creation import *  # noqa: E402,F401,F403
+from tensorplay._random import *  # noqa: E402,F401,F403
+from tensorplay._tensor_factory import from_dlpack  # noqa: E402,F401
+from tensorplay._device import device  # noqa: E402,F401
 from tensorplay._config import get_num_threads, set_num_threads, show_config  # noqa: E402
 from tensorplay.autograd.grad_mode import (enable_grad, is_grad_enabled, no_grad,  # noqa: E402
                                            set_grad_enabled)
@@ -53,13 +56,17 @@ _warn_if_serial()
 
 # Imported on first use (PEP 562), to keep `import tensorplay` cheap: nothing at
 # import time needs it, and it is a plain attribute once loaded.
-_LAZY_SUBMODULES = ("nn",)
+_LAZY_SUBMODULES = ("nn", "cuda")
 
 
 def __getattr__(name):
     if name in _LAZY_SUBMODULES:
         import importlib
         return importlib.import_module(f"tensorplay.{name}")   # also binds it here
+    from tensorplay._torch_names import TORCH
+    if name in TORCH:
+        raise AttributeError(f"module 'tensorplay' has no attribute {name!r}: PyTorch has "
+                             f"torch.{name}, and tensorplay does not implement it (yet)")
     raise AttributeError(f"module 'tensorplay' has no attribute {name!r}")
 
 

@@ -3,6 +3,10 @@
 Random tensors come from one process-wide ``numpy.random.Generator``;
 ``manual_seed(s)`` resets it, so a seeded program draws the same numbers every
 run (not the same numbers as PyTorch's generator).
+
+Every function here takes PyTorch's ``device=`` argument: ``None``, ``"cpu"``,
+``"cpu:0"`` or ``tensorplay.device("cpu")`` (a ``torch.device("cpu")`` too);
+any other device raises RuntimeError naming the function (tensorplay/_device.py).
 """
 import builtins
 import math
@@ -10,7 +14,7 @@ import operator
 
 import numpy as np
 
-from tensorplay import _dtype
+from tensorplay import _device, _dtype
 from tensorplay._tensor import Tensor, _checked_cast, _checked_scalar
 
 __all__ = ["tensor", "as_tensor", "from_numpy", "zeros", "ones", "full", "empty",
@@ -185,7 +189,7 @@ def _from_python(data, d, op):
         raise ValueError(f"{op}(): could not build a tensor from the data: {e}") from None
 
 
-def tensor(data, *, dtype=None, requires_grad=False):
+def tensor(data, *, dtype=None, device=None, requires_grad=False):
     """A new tensor holding a copy of ``data``.
 
     Args:
@@ -210,10 +214,11 @@ def tensor(data, *, dtype=None, requires_grad=False):
         RuntimeError: ``requires_grad=True`` with a non-floating dtype; Python values
             the dtype cannot hold (nan, inf or out of range for an integer dtype).
     """
+    _device.check(device, "tensor")
     return _finish(_to_array(data, dtype, "tensor", copy=True), requires_grad, "tensor")
 
 
-def as_tensor(data, dtype=None):
+def as_tensor(data, dtype=None, device=None):
     """Like ``tensor`` but shares memory with an ndarray or Tensor when the dtype allows.
 
     ndarrays are normalised as ``from_numpy`` describes, except that a non-native
@@ -222,6 +227,7 @@ def as_tensor(data, dtype=None):
     Raises:
         TypeError: unsupported element types or dtypes.
     """
+    _device.check(device, "as_tensor")
     if isinstance(data, Tensor) and (dtype is None or _dtype.as_dtype(dtype) is data.dtype):
         return data
     return _finish(_to_array(data, dtype, "as_tensor", copy=False), False, "as_tensor")
@@ -375,26 +381,29 @@ def _no_bool(d, op):
 
 
 # ---------------------------------------------------------------- filled
-def zeros(*size, dtype=None, requires_grad=False):
+def zeros(*size, dtype=None, device=None, requires_grad=False):
     """A tensor of zeros of shape ``size`` (ints or one tuple); default float dtype.
 
     Raises:
         TypeError: a size entry that is not an int.  RuntimeError: a negative size,
             or one whose storage would overflow or cannot be allocated.
     """
+    _device.check(device, "zeros")
     d = _float_dtype(dtype, "zeros")
     return _finish(_alloc(np.zeros, _size(size, "zeros"), d, "zeros"), requires_grad, "zeros")
 
 
-def ones(*size, dtype=None, requires_grad=False):
+def ones(*size, dtype=None, device=None, requires_grad=False):
     """A tensor of ones of shape ``size``; default float dtype.  Errors as ``zeros``."""
+    _device.check(device, "ones")
     d = _float_dtype(dtype, "ones")
     return _finish(_alloc(np.ones, _size(size, "ones"), d, "ones"), requires_grad, "ones")
 
 
-def empty(*size, dtype=None, requires_grad=False):
+def empty(*size, dtype=None, device=None, requires_grad=False):
     """An uninitialised tensor of shape ``size`` (contents are arbitrary).  Errors as
     ``zeros``."""
+    _device.check(device, "empty")
     d = _float_dtype(dtype, "empty")
     return _finish(_alloc(np.empty, _size(size, "empty"), d, "empty"), requires_grad, "empty")
 
@@ -407,7 +416,7 @@ def _filled(size, value, d, op):
     return arr
 
 
-def full(size, fill_value, *, dtype=None, requires_grad=False):
+def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
     """A tensor of shape ``size`` filled with ``fill_value``.
 
     The dtype is inferred from the value (bool, int64 or the default float) unless
@@ -422,6 +431,7 @@ def full(size, fill_value, *, dtype=None, requires_grad=False):
             range, beyond float32's largest), or a negative or overflowing size.
         OverflowError: a Python int outside 64 bits.
     """
+    _device.check(device, "full")
     value = _number(fill_value, "full", "fill_value")
     if dtype is None:
         d = _dtype.scalar_dtype(value)
@@ -444,7 +454,7 @@ class _Missing:
 _MISSING = _Missing()
 
 
-def arange(start, end=_MISSING, step=1, *, dtype=None, requires_grad=False):
+def arange(start, end=_MISSING, step=1, *, dtype=None, device=None, requires_grad=False):
     """Values from ``start`` (default 0) up to but excluding ``end`` by ``step``.
 
     int64 when all of start/end/step are ints (or bools), else the default float
@@ -463,6 +473,7 @@ def arange(start, end=_MISSING, step=1, *, dtype=None, requires_grad=False):
         ValueError: an integer dtype with a step that truncates to 0 (PyTorch's type).
         NotImplementedError: ``dtype=bool`` (as PyTorch).
     """
+    _device.check(device, "arange")
     if end is _MISSING:
         start, end = 0, start
     start, end, step = (_number(v, "arange", name)
@@ -512,7 +523,7 @@ def _check_count(n, d, op, what):
                            f"({what})")
 
 
-def linspace(start, end, steps, *, dtype=None, requires_grad=False):
+def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False):
     """``steps`` evenly spaced values from ``start`` to ``end`` inclusive.
 
     Computed in float64 (numpy's ``linspace``) and cast; for an integer dtype the
@@ -526,6 +537,7 @@ def linspace(start, end, steps, *, dtype=None, requires_grad=False):
             out of range for integers, beyond float32's largest for float32).
         NotImplementedError: ``dtype=bool`` (as PyTorch).
     """
+    _device.check(device, "linspace")
     steps = _int_arg(steps, "linspace", "steps")
     start = _number(start, "linspace", "start")
     end = _number(end, "linspace", "end")
@@ -543,12 +555,13 @@ def linspace(start, end, steps, *, dtype=None, requires_grad=False):
         return _finish(arr.astype(d.numpy), requires_grad, "linspace")
 
 
-def eye(n, m=None, *, dtype=None, requires_grad=False):
+def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
     """An (n, m) matrix (m defaults to n) with ones on the diagonal (any dtype).
 
     Raises:
         TypeError: ``n`` or ``m`` not an int.  RuntimeError: negative, or too large.
     """
+    _device.check(device, "eye")
     n = _int_arg(n, "eye", "n")
     m = n if m is None else _int_arg(m, "eye", "m")
     if n < 0 or m < 0:
@@ -568,7 +581,7 @@ def _random_dtype(dtype, op):
     return d
 
 
-def rand(*size, dtype=None, requires_grad=False):
+def rand(*size, dtype=None, device=None, requires_grad=False):
     """Uniform samples on [0, 1) of shape ``size``; float32 or float64.
 
     Raises:
@@ -576,14 +589,16 @@ def rand(*size, dtype=None, requires_grad=False):
         TypeError: a size entry that is not an int.
         RuntimeError: a negative or overflowing size.
     """
+    _device.check(device, "rand")
     d = _random_dtype(dtype, "rand")
     gen = _generator()
     arr = _alloc(lambda s, t: gen.random(s, dtype=t), _size(size, "rand"), d, "rand")
     return _finish(arr, requires_grad, "rand")
 
 
-def randn(*size, dtype=None, requires_grad=False):
+def randn(*size, dtype=None, device=None, requires_grad=False):
     """Standard normal samples of shape ``size``; float32 or float64.  Errors as ``rand``."""
+    _device.check(device, "randn")
     d = _random_dtype(dtype, "randn")
     gen = _generator()
     arr = _alloc(lambda s, t: gen.standard_normal(s, dtype=t), _size(size, "randn"), d,
@@ -591,7 +606,7 @@ def randn(*size, dtype=None, requires_grad=False):
     return _finish(arr, requires_grad, "randn")
 
 
-def randint(low=0, high=_MISSING, size=_MISSING, *, dtype=None):
+def randint(low=0, high=_MISSING, size=_MISSING, *, dtype=None, device=None):
     """Integers uniform on [low, high) of shape ``size``: ``randint(high, size)`` or
     ``randint(low, high, size)`` (PyTorch's signatures); int64 by default.
 
@@ -603,6 +618,7 @@ def randint(low=0, high=_MISSING, size=_MISSING, *, dtype=None):
             floats) or a size that is not a tuple of ints (None included).
         RuntimeError: ``low >= high``, a bound out of the dtype's range, or a bad size.
     """
+    _device.check(device, "randint")
     if size is _MISSING:
         if high is _MISSING:
             raise TypeError("randint(): missing the required argument 'size'")
@@ -638,51 +654,58 @@ def _like(input, dtype, op):
     return input._data.shape, (input.dtype if dtype is None else _dtype.as_dtype(dtype, op))
 
 
-def zeros_like(input, *, dtype=None, requires_grad=False):
+def zeros_like(input, *, dtype=None, device=None, requires_grad=False):
     """Zeros with the shape (and, by default, the dtype) of ``input``."""
+    _device.check(device, "zeros_like")
     shape, d = _like(input, dtype, "zeros_like")
     return _finish(np.zeros(shape, d.numpy), requires_grad, "zeros_like")
 
 
-def ones_like(input, *, dtype=None, requires_grad=False):
+def ones_like(input, *, dtype=None, device=None, requires_grad=False):
     """Ones with the shape and dtype of ``input``."""
+    _device.check(device, "ones_like")
     shape, d = _like(input, dtype, "ones_like")
     return _finish(np.ones(shape, d.numpy), requires_grad, "ones_like")
 
 
-def empty_like(input, *, dtype=None, requires_grad=False):
+def empty_like(input, *, dtype=None, device=None, requires_grad=False):
     """Uninitialised, with the shape and dtype of ``input``."""
+    _device.check(device, "empty_like")
     shape, d = _like(input, dtype, "empty_like")
     return _finish(np.empty(shape, d.numpy), requires_grad, "empty_like")
 
 
-def full_like(input, fill_value, *, dtype=None, requires_grad=False):
+def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False):
     """``fill_value`` everywhere, with the shape and dtype of ``input``; the value is
     checked for that dtype as ``full`` checks it (same errors)."""
+    _device.check(device, "full_like")
     shape, d = _like(input, dtype, "full_like")
     value = _number(fill_value, "full_like", "fill_value")
     return _finish(_filled(shape, value, d, "full_like"), requires_grad, "full_like")
 
 
-def rand_like(input, *, dtype=None, requires_grad=False):
+def rand_like(input, *, dtype=None, device=None, requires_grad=False):
     """Uniform [0, 1) samples shaped like ``input``."""
+    _device.check(device, "rand_like")
     shape, d = _like(input, dtype, "rand_like")
     return rand(shape, dtype=d, requires_grad=requires_grad)
 
 
-def randn_like(input, *, dtype=None, requires_grad=False):
+def randn_like(input, *, dtype=None, device=None, requires_grad=False):
     """Standard normal samples shaped like ``input``."""
+    _device.check(device, "randn_like")
     shape, d = _like(input, dtype, "randn_like")
     return randn(shape, dtype=d, requires_grad=requires_grad)
 
 
-def randint_like(input, low=0, high=_MISSING, *, dtype=None):
+def randint_like(input, low=0, high=_MISSING, *, dtype=None, device=None):
     """Integers on [low, high) shaped like ``input`` (``randint_like(x, high)`` too);
     the bounds are checked for the dtype as ``randint`` checks them.
 
     Raises:
         TypeError: a bound that is not an int (None included).
     """
+    _device.check(device, "randint_like")
     shape, d = _like(input, dtype, "randint_like")
     if high is _MISSING:
         low, high = 0, low

@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from tensorplay import _dtype
+from tensorplay import _device, _dtype
 from tensorplay._dtype import from_numpy_dtype
 from tensorplay.autograd.grad_mode import STATE
 
@@ -113,8 +113,8 @@ class Tensor(_TensorBase):
 
     @property
     def device(self):
-        """Always ``'cpu'``."""
-        return "cpu"
+        """Always ``tensorplay.device("cpu")``."""
+        return _device.CPU
 
     @property
     def grad_fn(self):
@@ -302,16 +302,21 @@ class Tensor(_TensorBase):
 
     def __array__(self, dtype=None, copy=None):
         """``np.asarray(t)``: a view of the storage (as ``numpy()``), or a copy/cast
-        when ``dtype``/``copy`` ask for one.
+        when ``dtype``/``copy`` ask for one (NumPy 2's protocol: ``copy=True`` always
+        copies, ``copy=False`` never does, ``None`` copies only to cast).
 
         Raises:
             RuntimeError: when the tensor requires grad.
+            ValueError: ``copy=False`` with a dtype that needs a cast (as NumPy).
         """
         if self._requires_grad:
             raise RuntimeError("Can't convert a Tensor that requires grad to a numpy array. "
                                "Use tensor.detach().numpy() instead.")
         arr = self._data
         if dtype is not None:
+            if copy is False and np.dtype(dtype) != arr.dtype:
+                raise ValueError(f"Unable to avoid a copy while casting the tensor's "
+                                 f"{arr.dtype} storage to {np.dtype(dtype)} (copy=False)")
             out = arr.astype(dtype, copy=builtins.bool(copy))
             return out.view() if out is arr else out     # no cast needed: still a view
         if copy:
@@ -1099,7 +1104,9 @@ def _iter_halving(t, n):
 
 
 def _is_device(x):
-    """A device-like argument of ``to()``: a string that is not a dtype name."""
+    """A device-like argument of ``to()``: a device, or a string that is not a dtype name."""
+    if isinstance(x, _device.device) or type(x).__name__ == "device":
+        return True
     if not isinstance(x, str) or x in _dtype._BY_NAME:
         return False
     try:
@@ -1110,10 +1117,7 @@ def _is_device(x):
 
 
 def _check_device(device):
-    if device is None or (isinstance(device, str) and device.split(":")[0] == "cpu"):
-        return
-    raise RuntimeError(f"to(): tensorplay tensors live on the CPU only; expected the "
-                       f"device 'cpu', got {device!r}")
+    _device.check(device, "to")
 
 
 def _is_operand(x):

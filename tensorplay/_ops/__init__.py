@@ -20,8 +20,14 @@ collected below, so adding a family is adding a file.  A family module declares:
     in-place mechanism (``x.abs_()`` from ``abs``).
 
 A name exported, bound or given an operator by two families is an error at import.
+
+Public functions with a ``dim`` or ``keepdim`` parameter also take NumPy's names
+``axis`` and ``keepdims``, as PyTorch's argument parser does (``x.sum(axis=0)``):
+``_with_numpy_aliases`` wraps them here, so the families write PyTorch's names only.
 """
+import functools
 import importlib
+import inspect
 import pkgutil
 
 from tensorplay._ops._common import normalize_dim, normalize_dims  # noqa: F401
@@ -37,6 +43,32 @@ LINALG = {}
 INPLACE = []
 
 
+_NUMPY_ALIASES = (("axis", "dim"), ("keepdims", "keepdim"))
+
+
+def _with_numpy_aliases(fn):
+    """``fn`` taking ``axis=``/``keepdims=`` for ``dim=``/``keepdim=``."""
+    @functools.wraps(fn)
+    def call(*args, **kwargs):
+        if kwargs:
+            for alias, name in _NUMPY_ALIASES:
+                if alias in kwargs:
+                    if name in kwargs:
+                        raise TypeError(f"{fn.__name__}(): got both {name!r} and its "
+                                        f"NumPy alias {alias!r}")
+                    kwargs[name] = kwargs.pop(alias)
+        return fn(*args, **kwargs)
+    return call
+
+
+def _takes_dim(fn):
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
+    return "dim" in params or "keepdim" in params
+
+
 def _collect():
     owner = {}
     families = sorted(m.name for m in pkgutil.iter_modules(__path__)
@@ -48,7 +80,10 @@ def _collect():
                 raise ImportError(f"tensorplay._ops.{fam} exports {name!r}, which "
                                   f"tensorplay._ops.{owner[name]} already exports")
             owner[name] = fam
-            globals()[name] = getattr(mod, name)
+            fn = getattr(mod, name)
+            if callable(fn) and _takes_dim(fn):
+                fn = _with_numpy_aliases(fn)
+            globals()[name] = fn
             if name not in _INTERNAL:
                 __all__.append(name)
         for name in getattr(mod, "METHODS", ()):
