@@ -15,6 +15,9 @@ collected below, so adding a family is adding a file.  A family module declares:
 ``LINALG`` (optional)
     ``{name: function}`` exported as ``tensorplay.linalg.<name>`` (and not at the
     top level unless also in ``__all__``): ``{"vector_norm": vector_norm}``.
+``INTERNAL`` (optional)
+    names in ``__all__`` kept in ``tensorplay._ops`` (the fuzzer and tests call
+    them) but not exported at the top level: internal derivative primitives.
 ``INPLACE`` (optional)
     names in ``__all__`` whose in-place method ``x.<name>_(...)`` is made by the
     in-place mechanism (``x.abs_()`` from ``abs``).
@@ -84,7 +87,7 @@ def _collect():
             if callable(fn) and _takes_dim(fn):
                 fn = _with_numpy_aliases(fn)
             globals()[name] = fn
-            if name not in _INTERNAL:
+            if name not in _INTERNAL and name not in getattr(mod, "INTERNAL", ()):
                 __all__.append(name)
         for name in getattr(mod, "METHODS", ()):
             if name in METHODS:
