@@ -473,3 +473,88 @@ def gather_bwd(cnp.ndarray g not None, cnp.ndarray idx not None, cnp.ndarray out
                               <double*>cnp.PyArray_DATA(out), A, R, J, B, err, n_threads)
     if bad >= 0:
         _index_error(op, "index", bad, (<const i64*>cnp.PyArray_DATA(idx))[bad], R)
+
+
+# ---------------------------------------------------------------- prod: jets
+cdef enum:
+    MAXJET = 10          # directions at most (2^10 jet components)
+
+
+cdef void _jet_mul(double* cur, Py_ssize_t M, Py_ssize_t k, double xv, const double* D,
+                   Py_ssize_t n, Py_ssize_t o) noexcept nogil:
+    """cur := cur * (xv + sum_i eps_i D[i, o]), eps_i^2 = 0 (subsets of directions);
+    descending S so that cur[S \\ i] is still the old value."""
+    cdef Py_ssize_t S, i
+    cdef double v
+    for S in range(M - 1, -1, -1):
+        v = cur[S] * xv
+        for i in range(k):
+            if S & (1 << i):
+                v = v + cur[S ^ (1 << i)] * D[i * n + o]
+        cur[S] = v
+
+
+cdef void _jet_col(const double* x, const double* g, const double* D, Py_ssize_t k,
+                   Py_ssize_t n, Py_ssize_t R, Py_ssize_t B, Py_ssize_t col, double* pre,
+                   double* out) noexcept nogil:
+    """out[a, r, b] := g[a, b] * (eps_1 ... eps_k part of prod_{j != r} (x_j + sum_i
+    eps_i D_i[j])), for the column col = (a, b): prefix jets, then suffix jets."""
+    cdef double cur[1 << MAXJET]
+    cdef Py_ssize_t M = 1 << k, F = M - 1, a = col // B, b = col % B, r, S, o
+    cdef double t
+    for S in range(M):
+        cur[S] = 0
+    cur[0] = 1
+    for r in range(R):
+        o = (a * R + r) * B + b
+        for S in range(M):
+            pre[o * M + S] = cur[S]
+        _jet_mul(cur, M, k, x[o], D, n, o)
+    for S in range(M):
+        cur[S] = 0
+    cur[0] = 1
+    for r in range(R - 1, -1, -1):
+        o = (a * R + r) * B + b
+        t = 0
+        for S in range(M):
+            t = t + pre[o * M + S] * cur[F ^ S]
+        out[o] = g[a * B + b] * t
+        _jet_mul(cur, M, k, x[o], D, n, o)
+
+
+def prod_jet(cnp.ndarray x not None, cnp.ndarray g not None, cnp.ndarray D not None,
+             cnp.ndarray out not None, int n_threads):
+    """out[a, r, b] := g[a, b] * d^k/(d eps_1 ... d eps_k) prod_{j != r} (x_j + sum_i
+    eps_i D[i, a, j, b]): the k-th derivative of prod's gradient along the
+    directions D[0..k-1], exact with zeros (products of jets, no division).
+
+    x : float64 C-contiguous (A, R, B) (IN); g : float64 (A, B) (IN)
+    D : float64 C-contiguous (k, A, R, B), 1 <= k <= 10 (IN); out : float64 (A, R, B) (OUT)
+    """
+    cdef Py_ssize_t A = x.shape[0], R = x.shape[1], B = x.shape[2], n = A * R * B
+    cdef Py_ssize_t k = D.shape[0], M, col
+    cdef int nt = _threads_for(n * (1 << min(k, 10)), GRAIN, n_threads)
+    cdef double* pre
+    for arr in (x, g, D, out):
+        if cnp.PyArray_TYPE(arr) != cnp.NPY_DOUBLE or not cnp.PyArray_IS_C_CONTIGUOUS(arr):
+            raise TypeError("prod_jet: arrays must be C-contiguous float64")
+    if k < 1 or k > MAXJET or D.size != k * n or g.size != A * B or out.size != n:
+        raise ValueError(f"prod_jet: need 1 <= k <= {MAXJET} directions of x's shape")
+    if n == 0:
+        return
+    M = 1 << k
+    if nt > A * B:
+        nt = <int>(A * B)
+    if nt < 1:
+        nt = 1
+    pre = <double*>malloc(n * M * sizeof(double))
+    if pre == NULL:
+        raise MemoryError("prod_jet: cannot allocate the prefix jets")
+    try:
+        with nogil:
+            for col in prange(A * B, schedule='static', num_threads=nt):
+                _jet_col(<const double*>cnp.PyArray_DATA(x), <const double*>cnp.PyArray_DATA(g),
+                         <const double*>cnp.PyArray_DATA(D), k, n, R, B, col, pre,
+                         <double*>cnp.PyArray_DATA(out))
+    finally:
+        free(pre)

@@ -117,8 +117,8 @@ def _argext_array(x, dim, is_min):
 def _ties(out, x, dims, keepdim):
     """(mask of the entries equal to the extreme, their count per slice as float)."""
     o = out._data if keepdim else out._data.reshape(kept_shape(x.shape, dims))
-    mask = x._data == o
-    count = mask.sum(axis=dims, keepdims=True).astype(x._data.dtype)
+    mask = np.asarray(x._data == o)
+    count = np.asarray(mask.sum(axis=dims, keepdims=True), x._data.dtype)
     return Tensor._wrap(mask), Tensor._wrap(count)
 
 
@@ -286,9 +286,10 @@ def argmin(input, dim=None, keepdim=False):
     return _argext("argmin", input, dim, keepdim, True)
 
 
-def aminmax(input, *, dim=None, keepdim=False):
+def aminmax(input, dim=None, keepdim=False):
     """The named tuple ``(min, max)`` (``torch.aminmax``) over every element, or
-    along ``dim``; gradients as ``amin``/``amax`` (ties split evenly).
+    along ``dim``; gradients as ``amin``/``amax`` (ties split evenly).  (PyTorch
+    takes ``dim`` and ``keepdim`` by keyword only; both forms work here.)
 
     Raises:
         as ``amax``; an empty input without ``dim`` raises RuntimeError.
