@@ -257,8 +257,8 @@ def _argext(op, input, dim, keepdim, is_min):
     x = input._data
     if dim is None:
         if x.size == 0:
-            raise RuntimeError(f"{op}(): Expected reduction dim to be specified for "
-                               f"input.numel() == 0.")
+            raise IndexError(f"{op}(): Expected reduction dim to be specified for "
+                             f"input.numel() == 0.")
         _, idx = _argext_array(x.reshape(-1), 0, is_min)
         return Tensor._wrap(idx.reshape((1,) * x.ndim if keepdim else ()))
     if x.ndim and x.shape[d] == 0:
@@ -275,8 +275,8 @@ def argmax(input, dim=None, keepdim=False):
     The first occurrence among ties; the first nan where there is one (PyTorch).
 
     Raises:
-        TypeError / IndexError: as ``max``.  NotImplementedError: a bool input.
-        RuntimeError: an empty input without ``dim``.
+        TypeError / IndexError: as ``max`` (IndexError also for an empty input
+        without ``dim``, as PyTorch).  NotImplementedError: a bool input.
     """
     return _argext("argmax", input, dim, keepdim, False)
 
