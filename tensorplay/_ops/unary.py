@@ -246,7 +246,7 @@ def square(input):
     return apply(_square, (x,), {})
 
 
-def round(input, *, decimals=0):
+def round(input, decimals=0):
     """``input`` rounded to ``decimals`` decimal places, elementwise; halves go to
     the even neighbour (``rint``, as PyTorch and numpy).  For decimals > 0,
     ``rint(x * 10**d) / 10**d``; for decimals < 0, ``rint(x / 10**-d) * 10**-d``
@@ -256,7 +256,8 @@ def round(input, *, decimals=0):
 
     Args:
         input (Tensor): float or integer tensor.
-        decimals (int, keyword-only): number of decimal places (may be negative).
+        decimals (int): number of decimal places (may be negative); keyword-only in
+            PyTorch, accepted positionally here too.
 
     Raises:
         TypeError: a non-Tensor input or a non-integer ``decimals``.

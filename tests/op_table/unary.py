@@ -28,6 +28,17 @@ def _lgamma(x):
     return np.where(x == -np.inf, np.inf, sp.gammaln(x))   # PyTorch: lgamma(-inf) = inf
 
 
+def _logit(x, eps=None):
+    return sp.logit(x if eps is None or eps < 0 else np.clip(x, eps, 1 - eps))
+
+
+def _logit_backward(g, x, eps=None):
+    d = g / (x * (1 - x))
+    if eps is None or eps < 0:
+        return np.where((x < 0) | (x > 1), np.nan, d)
+    return np.where((x < eps) | (x > 1 - eps), 0.0, d)
+
+
 def _with_zeros(rng, shape):
     """Normal values with zeros among them (sinc at 0)."""
     x = rng.standard_normal(shape)
@@ -170,14 +181,14 @@ SPECS += [
            torch=lambda T, x: T.digamma(x)),
     OpSpec("sinc", tp.sinc, np.sinc, unary_samples(_with_zeros), variant="zeros",
            fuzz=Fuzz("sinc"), torch=lambda T, x: T.sinc(x)),
-    OpSpec("logit", lambda x, eps: tp.logit(x, eps), lambda x, eps: sp.logit(np.clip(x, eps, 1 - eps)),
+    OpSpec("logit", lambda x, eps: tp.logit(x, eps), _logit,
            fixed_samples(("eps_2d", [(_uniform(0.05, 0.95), (3, 4))], {"eps": 0.2}),
                          ("eps_0d", [(_uniform(0.3, 0.7), ())], {"eps": 1e-6}),
                          ("noncontig_eps", [(_uniform(0.05, 0.95), (3, 4))], {"eps": 0.1})),
            variant="eps", fuzz=Fuzz("logit", domain=(0.02, 0.98), kwargs=_eps),
            torch=lambda T, x, eps: T.logit(x, eps)),
     OpSpec("logit_backward", lambda g, x, eps: S.logit_backward(g, x, eps),
-           lambda g, x, eps: np.where((x < eps) | (x > 1 - eps), 0.0, g / (x * (1 - x))),
+           _logit_backward,
            fixed_samples(("eps_2d", [(_normal, (3, 4)), (_uniform(0.05, 0.95), (3, 4))],
                           {"eps": 0.2}),
                          ("bcast", [(_normal, (3, 4)), (_uniform(0.05, 0.95), (4,))],
