@@ -48,6 +48,11 @@ def _with_zeros(rng, shape):
 
 
 _SQPI = np.sqrt(np.pi)
+# torch's trigamma (digamma's derivative) is accurate to ~1e-9 only (six recurrence
+# steps and three asymptotic terms), tensorplay's to ~1e-15 (scipy's polygamma(1)):
+# the table's 1e-10 check cannot hold; tests/test_unary.py compares with torch at 1e-8
+_TORCH_DIGAMMA = ("torch's trigamma is accurate to ~1e-9 only; compared at 1e-8 in "
+                  "tests/test_unary.py::test_digamma_against_torch")
 
 # (name, reference, domain of the samples, fuzz kinds, smooth, torch name)
 FORWARD = [
@@ -129,12 +134,14 @@ for _name, _ref, _dom, _kinds, _smooth in FORWARD:
     _fn = _FNS[_name]
     SPECS.append(OpSpec(_name, _fn, _ref, unary_samples(_gen(_dom)), smooth=_smooth,
                         fuzz=Fuzz(_name, kinds=_kinds, domain=_dom),
-                        torch=(lambda n: lambda T, x: getattr(T, n)(x))(_name)))
+                        torch=_TORCH_DIGAMMA if _name == "digamma"
+                        else (lambda n: lambda T, x: getattr(T, n)(x))(_name)))
     # the method form, same row otherwise
     SPECS.append(OpSpec(_name, (lambda n: lambda x: getattr(x, n)())(_name), _ref,
                         unary_samples(_gen(_dom)), variant="method", smooth=_smooth,
                         fuzz=Fuzz(_name, kinds=_kinds, domain=_dom),
-                        torch=(lambda n: lambda T, x: getattr(x, n)())(_name)))
+                        torch=_TORCH_DIGAMMA if _name == "digamma"
+                        else (lambda n: lambda T, x: getattr(x, n)())(_name)))
 
 for _name, _ref, _dom in BACKWARD:
     _uses = "output" if _name.split("_")[0] in ("tan", "expm1", "exp2", "rsqrt", "reciprocal",
@@ -161,7 +168,10 @@ _FLOAT_ONLY = dict(kinds="f")
 SPECS += [
     # ---- variants with arguments and edge domains
     OpSpec("sign", tp.sgn, _sign, unary_samples(_uniform(-2, 2)), variant="sgn", smooth=False,
-           fuzz=Fuzz("sgn", kinds="fib"), torch=lambda T, x: T.sgn(x)),
+           fuzz=Fuzz("sgn", kinds="fib"),
+           # torch.sgn's gradient of a real tensor is a ZeroTensor the harness cannot
+           # read; for real input sgn is sign, whose row is checked against torch
+           torch="torch.sgn's real-input gradient is a ZeroTensor; see the sign row"),
     OpSpec("abs", lambda x: abs(x), np.abs, unary_samples(_away_from_zero()), variant="builtin",
            smooth=False, fuzz=Fuzz("abs", kinds="fi", domain=AWAY), torch=lambda T, x: abs(x)),
     OpSpec("round", lambda x, decimals: tp.round(x, decimals=decimals),
@@ -178,7 +188,7 @@ SPECS += [
            torch=lambda T, x: T.lgamma(x)),
     OpSpec("digamma", tp.digamma, sp.digamma, unary_samples(_uniform(-1.8, -1.2)),
            variant="negative", fuzz=Fuzz("digamma", domain=(-1.8, -1.2)),
-           torch=lambda T, x: T.digamma(x)),
+           torch=_TORCH_DIGAMMA),
     OpSpec("sinc", tp.sinc, np.sinc, unary_samples(_with_zeros), variant="zeros",
            fuzz=Fuzz("sinc"), torch=lambda T, x: T.sinc(x)),
     OpSpec("logit", lambda x, eps: tp.logit(x, eps), _logit,
