@@ -198,3 +198,328 @@ cdef inline floating _pow_vjp_exponent(floating g, floating y, floating a) noexc
     else:
         r = g * y * log(a)
     return _keep((g != 0) & ((a != 0) | (y - y != 0)), r)
+
+
+# =================================================================================
+# Unary math (issue 7): forward point functions; their derivatives g * f'(x) are
+# the one-line formulas of unary_deriv.pyx.tp's table, which call these.
+# float32 runs the float libm functions (vectorised through libmvec where
+# _simd_unary.h declares them); digamma, polygamma and erfinv are computed in
+# double for both types (series and Newton steps, not hot paths).
+# =================================================================================
+cdef extern from "_simd_unary.h" nogil:
+    float sinf(float)
+    double sin(double)
+    float cosf(float)
+    double cos(double)
+    float tanf(float)
+    double tan(double)
+    float asinf(float)
+    double asin(double)
+    float acosf(float)
+    double acos(double)
+    float atanf(float)
+    double atan(double)
+    float sinhf(float)
+    double sinh(double)
+    float coshf(float)
+    double cosh(double)
+    float asinhf(float)
+    double asinh(double)
+    float acoshf(float)
+    double acosh(double)
+    float atanhf(float)
+    double atanh(double)
+    float log1pf(float)
+    double log1p(double)
+    float expm1f(float)
+    double expm1(double)
+    float log2f(float)
+    double log2(double)
+    float log10f(float)
+    double log10(double)
+    float exp2f(float)
+    double exp2(double)
+    float erff(float)
+    double erf(double)
+    float erfcf(float)
+    double erfc(double)
+    float floorf(float)
+    double floor(double)
+    float ceilf(float)
+    double ceil(double)
+    float truncf(float)
+    double trunc(double)
+    float rintf(float)
+    double rint(double)
+    double copysign(double, double)
+    float tp_lgammaf(float)
+    double tp_lgamma(double)
+    double INFINITY
+    double NAN
+    double PI "TP_PI"
+
+
+# ---- abs: |x| ;  d/dx = sign(x)  (subgradient 0 at 0, the minimum-norm one) ------
+cdef inline floating _abs_fwd(floating x) noexcept nogil:
+    return fabsf(x) if floating is float else fabs(x)
+
+# ---- sign: -1, 0, +1 ;  sign(nan) = 0 (PyTorch's; numpy gives nan) ;  d/dx = 0 ---
+cdef inline floating _sign_fwd(floating x) noexcept nogil:
+    cdef floating one = 1, zero = 0
+    return one if x > 0 else (-one if x < 0 else zero)
+
+# ---- trigonometric and hyperbolic: libm (libmvec) ---------------------------------
+cdef inline floating _sin_fwd(floating x) noexcept nogil:
+    return sinf(x) if floating is float else sin(x)
+
+cdef inline floating _cos_fwd(floating x) noexcept nogil:
+    return cosf(x) if floating is float else cos(x)
+
+cdef inline floating _tan_fwd(floating x) noexcept nogil:
+    return tanf(x) if floating is float else tan(x)
+
+cdef inline floating _asin_fwd(floating x) noexcept nogil:
+    return asinf(x) if floating is float else asin(x)
+
+cdef inline floating _acos_fwd(floating x) noexcept nogil:
+    return acosf(x) if floating is float else acos(x)
+
+cdef inline floating _atan_fwd(floating x) noexcept nogil:
+    return atanf(x) if floating is float else atan(x)
+
+cdef inline floating _sinh_fwd(floating x) noexcept nogil:
+    return sinhf(x) if floating is float else sinh(x)
+
+cdef inline floating _cosh_fwd(floating x) noexcept nogil:
+    return coshf(x) if floating is float else cosh(x)
+
+cdef inline floating _asinh_fwd(floating x) noexcept nogil:
+    return asinhf(x) if floating is float else asinh(x)
+
+cdef inline floating _acosh_fwd(floating x) noexcept nogil:
+    return acoshf(x) if floating is float else acosh(x)
+
+cdef inline floating _atanh_fwd(floating x) noexcept nogil:
+    return atanhf(x) if floating is float else atanh(x)
+
+# ---- exponentials and logarithms: libm's log1p/expm1 are exact near 0 ------------
+cdef inline floating _log1p_fwd(floating x) noexcept nogil:
+    return log1pf(x) if floating is float else log1p(x)
+
+cdef inline floating _expm1_fwd(floating x) noexcept nogil:
+    return expm1f(x) if floating is float else expm1(x)
+
+cdef inline floating _log2_fwd(floating x) noexcept nogil:
+    return log2f(x) if floating is float else log2(x)
+
+cdef inline floating _log10_fwd(floating x) noexcept nogil:
+    return log10f(x) if floating is float else log10(x)
+
+cdef inline floating _exp2_fwd(floating x) noexcept nogil:
+    return exp2f(x) if floating is float else exp2(x)
+
+# ---- powers: 1/sqrt(x), x*x, 1/x --------------------------------------------------
+cdef inline floating _rsqrt_fwd(floating x) noexcept nogil:
+    cdef floating one = 1
+    return one / _sqrt_fwd(x)
+
+cdef inline floating _square_fwd(floating x) noexcept nogil:
+    return x * x
+
+cdef inline floating _reciprocal_fwd(floating x) noexcept nogil:
+    cdef floating one = 1
+    return one / x
+
+# ---- rounding (zero derivative): round is rint, half to even, as PyTorch ---------
+cdef inline floating _floor_fwd(floating x) noexcept nogil:
+    return floorf(x) if floating is float else floor(x)
+
+cdef inline floating _ceil_fwd(floating x) noexcept nogil:
+    return ceilf(x) if floating is float else ceil(x)
+
+cdef inline floating _trunc_fwd(floating x) noexcept nogil:
+    return truncf(x) if floating is float else trunc(x)
+
+cdef inline floating _round_fwd(floating x) noexcept nogil:
+    return rintf(x) if floating is float else rint(x)
+
+cdef inline floating _round_dec_fwd(floating x, floating p) noexcept nogil:
+    """round(x, decimals): p = 10^decimals for decimals > 0 (rint(x p) / p), and
+    -10^-decimals for decimals < 0 (rint(x / q) q, q = -p): PyTorch's and numpy's."""
+    if p > 0:
+        return _round_fwd(x * p) / p
+    return _round_fwd(x / (-p)) * (-p)
+
+# ---- frac: x - trunc(x) (sign of x) ;  d/dx = 1 ----------------------------------
+cdef inline floating _frac_fwd(floating x) noexcept nogil:
+    return x - _trunc_fwd(x)
+
+# ---- error functions ---------------------------------------------------------------
+cdef inline floating _erf_fwd(floating x) noexcept nogil:
+    return erff(x) if floating is float else erf(x)
+
+cdef inline floating _erfc_fwd(floating x) noexcept nogil:
+    return erfcf(x) if floating is float else erfc(x)
+
+
+cdef inline double _erfinv_d(double y) noexcept nogil:
+    """erf^-1(y): PyTorch's rational first guess (calc_erfinv) and two Newton
+    steps; in the tails (|y| > 0.7) three steps solve erfc(x) = 1 - |y| (exact for
+    |y| >= 0.5), so accuracy does not drop as |y| -> 1.  erfinv(+-1) = +-inf,
+    nan outside [-1, 1]."""
+    cdef double ya = fabs(y), z, num, dem, x, w
+    cdef double c = 1.1283791670955126       # 2 / sqrt(pi)
+    if ya > 1 or y != y:
+        return NAN
+    if ya == 1:
+        return copysign(INFINITY, y)
+    if ya <= 0.7:
+        z = y * y
+        num = ((-0.140543331 * z + 0.914624893) * z - 1.645349621) * z + 0.886226899
+        dem = (((0.012229801 * z - 0.329097515) * z + 1.442710462) * z - 2.118377725) * z + 1
+        x = y * num / dem
+        x = x - (erf(x) - y) / (c * exp(-x * x))
+        x = x - (erf(x) - y) / (c * exp(-x * x))
+        return x
+    z = sqrt(-log((1 - ya) / 2))
+    num = ((1.641345311 * z + 3.429567803) * z - 1.624906493) * z - 1.970840454
+    dem = (1.637067800 * z + 3.543889200) * z + 1
+    x = num / dem
+    w = 1 - ya
+    x = x + (erfc(x) - w) / (c * exp(-x * x))
+    x = x + (erfc(x) - w) / (c * exp(-x * x))
+    x = x + (erfc(x) - w) / (c * exp(-x * x))    # the far tail's first guess is rougher
+    return copysign(x, y)
+
+cdef inline floating _erfinv_fwd(floating x) noexcept nogil:
+    return <floating>_erfinv_d(x)
+
+# ---- gamma functions -----------------------------------------------------------------
+# lgamma = log|Gamma(x)| (lgamma_r: reentrant); inf at 0 and the negative integers.
+cdef inline floating _lgamma_fwd(floating x) noexcept nogil:
+    return tp_lgammaf(x) if floating is float else tp_lgamma(x)
+
+
+cdef inline double _digamma_d(double x) noexcept nogil:
+    """psi(x) = d/dx lgamma(x) (Cephes psi, as PyTorch's calc_digamma): reflection
+    psi(x) = psi(1 - x) - pi / tan(pi x) for x < 0, recurrence psi(x) = psi(x+1)
+    - 1/x up to x >= 10, then the asymptotic series in 1/x^2.  psi(+-0) = -+inf,
+    nan at the negative integers (PyTorch's and scipy's values)."""
+    cdef double result = 0, z, y
+    if x == 0:
+        return copysign(INFINITY, -x)
+    if x < 0:
+        if x == floor(x):
+            return NAN
+        result = -PI / tan(PI * (x - trunc(x)))
+        x = 1 - x
+    while x < 10:
+        result -= 1 / x
+        x += 1
+    if x == 10:
+        return result + 2.25175258906672110764
+    y = 0
+    if x < 1e17:
+        z = 1 / (x * x)
+        y = z * (((((((8.33333333333333333333E-2 * z - 2.10927960927960927961E-2) * z
+                      + 7.57575757575757575758E-3) * z - 4.16666666666666666667E-3) * z
+                    + 3.96825396825396825397E-3) * z - 8.33333333333333333333E-3) * z
+                  + 8.33333333333333333333E-2))
+    return result + log(x) - 0.5 / x - y
+
+cdef inline floating _digamma_fwd(floating x) noexcept nogil:
+    return <floating>_digamma_d(x)
+
+
+cdef inline double _polygamma_d(int n, double x) noexcept nogil:
+    """psi^(n)(x), n >= 1: (-1)^(n+1) n! zeta(n+1, x) as the sum over (x+k)^-(n+1)
+    for k below m, with x + m >= 15 + n, plus the Euler-Maclaurin tail
+    z^-n (1/n + 1/(2z) + sum_k B_2k (n+1)...(n+2k-1) / (2k)! z^-2k), z = x + m.
+    Reflection for x < 0.5 when n is 1 or 2 (psi1(x) = pi^2/sin^2(pi x) - psi1(1-x),
+    psi2(x) = psi2(1-x) - 2 pi^3 cot(pi x)/sin^2(pi x)); for n >= 3 the sum runs
+    from x itself (nan below x = -1e5).  +inf (n odd) or nan (n even) at 0 and the
+    negative integers."""
+    cdef double s = 0, refl = 0, sign = 1, z, t, iz2, term, fact = 1, sp, cp, c
+    cdef int i, k
+    if x != x:
+        return x
+    if x <= 0 and x == floor(x):
+        return INFINITY if n % 2 == 1 else NAN
+    if x < 0.5 and n <= 2:
+        sp = sin(PI * x)
+        if n == 1:
+            refl = PI * PI / (sp * sp)
+            sign = -1
+        else:
+            cp = cos(PI * x)
+            refl = -2 * PI * PI * PI * cp / (sp * sp * sp)
+        x = 1 - x
+    elif x < -1e5:
+        return NAN
+    for i in range(2, n + 1):
+        fact *= i
+    while x < 15 + n:
+        s += pow(x, -(n + 1.0))
+        x += 1
+    z = x
+    iz2 = 1 / (z * z)
+    t = 1.0 / n + 0.5 / z
+    term = 1
+    for k in range(1, 9):
+        # term = (n+1)(n+2)...(n+2k-1) z^-2k ;  c = B_2k / (2k)!
+        term *= (n + 2 * k - 2.0 if k > 1 else 1.0) * (n + 2 * k - 1.0) * iz2
+        c = (1.0 / 12 if k == 1 else -1.0 / 720 if k == 2 else 1.0 / 30240 if k == 3
+             else -1.0 / 1209600 if k == 4 else 1.0 / 47900160 if k == 5
+             else -691.0 / 1307674368000.0 if k == 6 else 1.0 / 74724249600.0 if k == 7
+             else -3617.0 / 10670622842880000.0)
+        t += c * term
+    s += pow(z, -n * 1.0) * t
+    s *= fact
+    if n % 2 == 0:
+        s = -s
+    return refl + sign * s
+
+cdef inline floating _polygamma_fwd(int n, floating x) noexcept nogil:
+    return <floating>_polygamma_d(n, x)
+
+# ---- sinc: sin(pi x) / (pi x), 1 at 0 ;  d/dx = (cos(pi x) - sinc(x)) / x, 0 at 0 ---
+cdef inline floating _sinc_fwd(floating x) noexcept nogil:
+    cdef floating one = 1, pi = PI
+    cdef floating u = pi * x
+    cdef floating r = _sin_fwd(u) / u
+    return one if x == 0 else r
+
+cdef inline double _sinc_deriv_d(double x) noexcept nogil:
+    """sinc'(x) = pi (u cos u - sin u) / u^2, u = pi x, in double; where |u| < 0.5
+    (cancellation) its Taylor series pi u sum_k (-1)^k 2k u^(2k-2) / (2k+1)!, to
+    u^13 (relative error below 1e-17 there), which is 0 at 0."""
+    cdef double u = PI * x, u2
+    if fabs(u) < 0.5:
+        u2 = u * u
+        return PI * u * (-1.0 / 3 + u2 * (1.0 / 30 + u2 * (-1.0 / 840 + u2 * (
+            1.0 / 45360 + u2 * (-1.0 / 3991680 + u2 * (1.0 / 518918400
+                                                      - u2 / 93405312000.0))))))
+    return PI * (u * cos(u) - sin(u)) / (u * u)
+
+cdef inline floating _sinc_deriv(floating x) noexcept nogil:
+    return <floating>_sinc_deriv_d(x)
+
+# ---- logit: log(x / (1 - x)), x clamped to [eps, 1 - eps] when eps >= 0 ----------
+# (p < 0 stands for eps=None).  d/dx = 1 / (x (1 - x)) inside [eps, 1 - eps] and 0
+# outside it (the clamp's derivative, PyTorch's logit_backward); with eps=None, nan
+# outside [0, 1] (PyTorch's).
+cdef inline floating _logit_fwd(floating x, floating p) noexcept nogil:
+    cdef floating one = 1
+    cdef floating hi = one - p
+    if p >= 0:
+        x = p if x < p else (hi if x > hi else x)
+    return _log_fwd(x / (one - x))
+
+cdef inline floating _logit_deriv(floating x, floating p) noexcept nogil:
+    cdef floating one = 1, zero = 0
+    cdef floating r = one / (x * (one - x))
+    cdef floating nan = NAN
+    if p >= 0:
+        return zero if (x < p or x > one - p) else r
+    return nan if (x < 0 or x > one) else r
