@@ -16,8 +16,10 @@ collected below, so adding a family is adding a file.  A family module declares:
     ``{name: function}`` exported as ``tensorplay.linalg.<name>`` (and not at the
     top level unless also in ``__all__``): ``{"vector_norm": vector_norm}``.
 ``INTERNAL`` (optional)
-    names in ``__all__`` kept in ``tensorplay._ops`` (the fuzzer and tests call
-    them) but not exported at the top level: internal derivative primitives.
+    names bound in ``tensorplay._ops`` (where Signatures and tests find them)
+    but not exported as ``tensorplay.<name>``: derivative kernels, and ops that
+    PyTorch has only under ``torch.nn.functional`` (``gelu``).  They may also
+    be listed in ``__all__``.
 ``INPLACE`` (optional)
     names in ``__all__`` whose in-place method ``x.<name>_(...)`` is made by the
     in-place mechanism (``x.abs_()`` from ``abs``).
@@ -89,6 +91,14 @@ def _collect():
             globals()[name] = fn
             if name not in _INTERNAL and name not in getattr(mod, "INTERNAL", ()):
                 __all__.append(name)
+        for name in getattr(mod, "INTERNAL", ()):
+            if name in mod.__all__:
+                continue                        # bound above, kept off the top level
+            if name in owner:
+                raise ImportError(f"tensorplay._ops.{fam} binds {name!r}, which "
+                                  f"tensorplay._ops.{owner[name]} already exports")
+            owner[name] = fam
+            globals()[name] = getattr(mod, name)
         for name in getattr(mod, "METHODS", ()):
             if name in METHODS:
                 raise ImportError(f"tensorplay._ops.{fam}: method {name!r} bound twice")

@@ -1,5 +1,129 @@
-"""Functional neural-network ops (``torch.nn.functional`` names)."""
-from tensorplay._ops.elementwise import relu, sigmoid, tanh  # noqa: F401
+"""Functional neural-network ops (``torch.nn.functional`` names, arguments and
+defaults).
+
+Activations that take ``inplace=`` accept it as PyTorch does: ``inplace=True``
+calls the in-place form (the method ``input.<name>_``, else ``tensorplay.<name>_``)
+when tensorplay has one, and raises NotImplementedError saying so when it does
+not.  hardtanh and relu6 write in place through ``clamp_`` (the same op).
+The functions' own docstrings (in ``tensorplay._ops.activation`` and ``clamp``)
+give the formulas, dtypes, errors and the derivative conventions at kinks.
+"""
+import importlib
+
+import tensorplay
+from tensorplay._ops import activation as _act
+from tensorplay._ops import elementwise as _ew
+from tensorplay._ops.activation import gelu, logsigmoid, softplus  # noqa: F401
+from tensorplay._ops.elementwise import sigmoid, tanh  # noqa: F401
 from tensorplay._ops.nn import cross_entropy, log_softmax, nll_loss, softmax  # noqa: F401
 
-__all__ = ["relu", "sigmoid", "tanh", "log_softmax", "softmax", "nll_loss", "cross_entropy"]
+# (``tensorplay._ops.clamp`` is also the name of the function clamp there)
+_clamp = importlib.import_module("tensorplay._ops.clamp")
+
+__all__ = ["relu", "sigmoid", "tanh", "log_softmax", "softmax", "nll_loss", "cross_entropy",
+           "softplus", "silu", "gelu", "leaky_relu", "elu", "selu", "celu", "relu6",
+           "hardtanh", "hardsigmoid", "hardswish", "mish", "logsigmoid"]
+
+
+def _in_place(name, input, args, method=None):
+    """Call the in-place form of ``name`` (``method``: the method's name when it
+    is another op's, e.g. ``clamp_``), or raise NotImplementedError."""
+    if not isinstance(input, tensorplay.Tensor):
+        raise TypeError(f"{name}(): argument 'input' must be Tensor, not "
+                        f"{type(input).__name__}")
+    attr = method or name + "_"
+    fn = getattr(type(input), attr, None)
+    if fn is not None:
+        return fn(input, *args)
+    fn = getattr(tensorplay, attr, None)
+    if fn is not None:
+        return fn(input, *args)
+    raise NotImplementedError(f"{name}(inplace=True): tensorplay has no in-place "
+                              f"{attr}() yet; call {name}(input) (inplace=False) instead")
+
+
+def _flag(name, inplace):
+    if inplace is not True and inplace is not False:
+        raise TypeError(f"{name}(): argument 'inplace' must be bool, not "
+                        f"{type(inplace).__name__}")
+    return inplace
+
+
+def relu(input, inplace=False):
+    """``max(x, 0)`` (``tensorplay.relu``); the gradient at 0 is 0."""
+    if _flag("relu", inplace):
+        return _in_place("relu", input, ())
+    return _ew.relu(input)
+
+
+def silu(input, inplace=False):
+    """``x * sigmoid(x)``; see ``tensorplay._ops.activation.silu``."""
+    if _flag("silu", inplace):
+        return _in_place("silu", input, ())
+    return _act.silu(input)
+
+
+def leaky_relu(input, negative_slope=0.01, inplace=False):
+    """``x > 0 ? x : negative_slope x``; see ``tensorplay._ops.activation.leaky_relu``."""
+    if _flag("leaky_relu", inplace):
+        return _in_place("leaky_relu", input, (negative_slope,))
+    return _act.leaky_relu(input, negative_slope)
+
+
+def elu(input, alpha=1.0, inplace=False):
+    """``x > 0 ? x : alpha (exp(x) - 1)``; see ``tensorplay._ops.activation.elu``."""
+    if _flag("elu", inplace):
+        return _in_place("elu", input, (alpha,))
+    return _act.elu(input, alpha)
+
+
+def selu(input, inplace=False):
+    """``tensorplay.selu``."""
+    if _flag("selu", inplace):
+        return _in_place("selu", input, ())
+    return _act.selu(input)
+
+
+def celu(input, alpha=1.0, inplace=False):
+    """``tensorplay.celu``."""
+    if _flag("celu", inplace):
+        return _in_place("celu", input, (alpha,))
+    return _act.celu(input, alpha)
+
+
+def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
+    """``clamp(x, min_val, max_val)``; see ``tensorplay._ops.clamp.hardtanh``."""
+    if _flag("hardtanh", inplace):
+        out = _clamp.hardtanh(input, min_val, max_val)      # validates first
+        del out
+        return _in_place("hardtanh", input, (min_val, max_val), method="clamp_")
+    return _clamp.hardtanh(input, min_val, max_val)
+
+
+def relu6(input, inplace=False):
+    """``min(max(x, 0), 6)``; see ``tensorplay._ops.clamp.relu6``."""
+    if _flag("relu6", inplace):
+        _clamp.relu6(input)                                  # validates first
+        return _in_place("relu6", input, (0.0, 6.0), method="clamp_")
+    return _clamp.relu6(input)
+
+
+def hardsigmoid(input, inplace=False):
+    """``min(max(x + 3, 0), 6) / 6``; see ``tensorplay._ops.activation.hardsigmoid``."""
+    if _flag("hardsigmoid", inplace):
+        return _in_place("hardsigmoid", input, ())
+    return _act.hardsigmoid(input)
+
+
+def hardswish(input, inplace=False):
+    """``x min(max(x + 3, 0), 6) / 6``; see ``tensorplay._ops.activation.hardswish``."""
+    if _flag("hardswish", inplace):
+        return _in_place("hardswish", input, ())
+    return _act.hardswish(input)
+
+
+def mish(input, inplace=False):
+    """``x tanh(softplus(x))``; see ``tensorplay._ops.activation.mish``."""
+    if _flag("mish", inplace):
+        return _in_place("mish", input, ())
+    return _act.mish(input)
