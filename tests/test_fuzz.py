@@ -483,7 +483,7 @@ def _mutations(sig, values):
     if len(tensors) >= 2:
         i, j = tensors[:2]
 
-        def mismatch(draw):
+        def mismatch(draw, i=i, j=j):      # (bound now: i is reused below)
             v = list(values)
             v[i], v[j] = _with_shape(v[i], (2,)), _with_shape(v[j], (3,))
             return v

@@ -312,8 +312,8 @@ _pow = defop("pow", _binary_forward("pow", _kb.pow_fwd, _int_pow),
 # run the where_fwd kernel (tensorplay/_kernels/binary_math.pyx: broadcasting, any
 # strides, OpenMP above a grain); integer and bool values numpy's np.where.
 def _where_forward(cond, a, b):
-    if a.dtype.kind != "f":
-        return np.where(cond, a, b)
+    if a.dtype.kind != "f" or type(cond) is not np.ndarray:
+        return np.where(cond, a, b)         # (a numpy bool scalar for a 0-d cond: numpy)
     shape = broadcast_shape(broadcast_shape(cond.shape, a.shape, "where"), b.shape, "where")
     out = (np.empty(shape, a.dtype) if a.nbytes < POOL_MIN_BYTES and shape == a.shape
            else pool_empty(shape, a.dtype))
