@@ -42,6 +42,7 @@ from tensorplay._pool import MIN_BYTES as POOL_MIN_BYTES
 from tensorplay._pool import empty as pool_empty
 from tensorplay import _dtype
 from tensorplay._kernels import binary as _kb
+from tensorplay._kernels import binary_math as _kbm
 from tensorplay._kernels import unary as _ku
 from tensorplay._ops._common import CONFIG, broadcast_shape
 from tensorplay._ops._validate import (BoolArg, Signature, TensorArg,  # noqa: F401
@@ -307,9 +308,17 @@ _pow = defop("pow", _binary_forward("pow", _kb.pow_fwd, _int_pow),
              saves=("inputs", "out"))
 
 
-# where(c, a, b): c selects; no gradient flows to the condition.
+# where(c, a, b): c selects; no gradient flows to the condition.  Float values
+# run the where_fwd kernel (tensorplay/_kernels/binary_math.pyx: broadcasting, any
+# strides, OpenMP above a grain); integer and bool values numpy's np.where.
 def _where_forward(cond, a, b):
-    return np.where(cond, a, b)
+    if a.dtype.kind != "f" or type(cond) is not np.ndarray:
+        return np.where(cond, a, b)         # (a numpy bool scalar for a 0-d cond: numpy)
+    shape = broadcast_shape(broadcast_shape(cond.shape, a.shape, "where"), b.shape, "where")
+    out = (np.empty(shape, a.dtype) if a.nbytes < POOL_MIN_BYTES and shape == a.shape
+           else pool_empty(shape, a.dtype))
+    _kbm.where_fwd(cond, a, b, out, CONFIG.num_threads)
+    return out
 
 
 _where = defop("where", _where_forward,
