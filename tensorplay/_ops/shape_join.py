@@ -30,6 +30,7 @@ from tensorplay._ops._common import broadcast_shape, normalize_dim
 from tensorplay._ops._validate import (DimArg, IntArg, Signature, SizesArg, TensorArg,
                                        TensorListArg, declare)
 from tensorplay._ops.registry import apply, defop
+from tensorplay._pool import MIN_BYTES as POOL_MIN_BYTES
 from tensorplay._pool import empty as pool_empty
 from tensorplay._tensor import Tensor
 
@@ -53,11 +54,19 @@ def _getitem(x, key):
 
 # ---------------------------------------------------------------- cat
 def _cat_fwd(*xs, dim, bounds):
-    parts = [x for x, b in zip(xs, bounds) if b is not None]
-    shape = list(parts[0].shape)
-    shape[dim] = max(b[1] for b in bounds if b is not None)
-    out = pool_empty(tuple(shape), parts[0].dtype)
-    return np.concatenate(parts, axis=dim, out=out)
+    if None in bounds:                        # skipped legacy empties
+        xs = [x for x, b in zip(xs, bounds) if b is not None]
+    x0 = xs[0]
+    n = bounds[-1][1] if bounds[-1] is not None else offset_end(bounds)
+    if x0.itemsize * (x0.size // (x0.shape[dim] or 1)) * n < POOL_MIN_BYTES:
+        return np.concatenate(xs, axis=dim)
+    out = pool_empty(x0.shape[:dim] + (n,) + x0.shape[dim + 1:], x0.dtype)
+    return np.concatenate(xs, axis=dim, out=out)
+
+
+def offset_end(bounds):
+    """The end of the last non-skipped input in ``bounds``."""
+    return max(b[1] for b in bounds if b is not None)
 
 
 class _CatVJP:
@@ -100,7 +109,8 @@ def cat(tensors, dim=0):
         RuntimeError: an empty sequence, a 0-d tensor, tensors with different
             numbers of dims, or sizes that differ outside ``dim``.
     """
-    if isinstance(tensors, (list, tuple)) and len(tensors) > 1:
+    first = tensors[0] if isinstance(tensors, (list, tuple)) and tensors else None
+    if isinstance(first, Tensor) and first._data.shape == (0,) and len(tensors) > 1:
         # dims are checked against the first tensor that is not a legacy empty
         kept = [t for t in tensors if not (isinstance(t, Tensor) and t._data.shape == (0,))]
         first = kept[0] if kept else tensors[0]
@@ -108,37 +118,57 @@ def cat(tensors, dim=0):
         tensors = list(tensors)
     else:
         tensors, dim = _check_cat(tensors, dim)
-    d = tensors[0].dtype
-    for t in tensors[1:]:
-        if t.dtype is not d:
-            d = _dtype.promote_types(d, t.dtype)
+    np_d = tensors[0]._data.dtype
+    mixed = False
+    for t in tensors:
+        if t._data.dtype != np_d:
+            mixed = True
+            break
     ref = None
     bounds = []
     offset = 0
-    all_empty = all(t._data.shape == (0,) for t in tensors)
+    legacy = (0,)
+    all_empty = False
+    for t in tensors:
+        if t._data.shape != legacy:
+            break
+    else:
+        all_empty = True
     for i, t in enumerate(tensors):
         shp = t._data.shape
-        if shp == (0,) and not all_empty:
+        if shp == legacy and not all_empty:
             bounds.append(None)
             continue
-        if not shp:
-            raise RuntimeError(f"cat(): zero-dimensional tensor (at position {i}) cannot be "
-                               f"concatenated")
         if ref is None:
+            if not shp:
+                raise RuntimeError(f"cat(): zero-dimensional tensor (at position {i}) cannot "
+                                   f"be concatenated")
             ref = shp
-        elif len(shp) != len(ref):
-            raise RuntimeError(f"cat(): Tensors must have same number of dimensions: got "
-                               f"{len(ref)} and {len(shp)}")
-        else:
-            for j, (a, b) in enumerate(zip(ref, shp)):
-                if j != dim and a != b:
-                    raise RuntimeError(f"cat(): Sizes of tensors must match except in "
-                                       f"dimension {dim}. Expected size {a} but got size "
-                                       f"{b} for tensor number {i} in the list.")
-        bounds.append((offset, offset + shp[dim]))
-        offset += shp[dim]
-    tensors = [t if t.dtype is d else t.to(d) for t in tensors]
+        elif len(shp) != len(ref) or shp[:dim] != ref[:dim] or shp[dim + 1:] != ref[dim + 1:]:
+            _cat_shape_error(ref, shp, dim, i)
+        n = shp[dim]
+        bounds.append((offset, offset + n))
+        offset += n
+    if mixed:
+        d = tensors[0].dtype
+        for t in tensors[1:]:
+            if t.dtype is not d:
+                d = _dtype.promote_types(d, t.dtype)
+        tensors = [t if t.dtype is d else t.to(d) for t in tensors]
     return apply(_cat, tuple(tensors), {"dim": dim, "bounds": tuple(bounds)})
+
+
+def _cat_shape_error(ref, shp, dim, i):
+    if not shp:
+        raise RuntimeError(f"cat(): zero-dimensional tensor (at position {i}) cannot be "
+                           f"concatenated")
+    if len(shp) != len(ref):
+        raise RuntimeError(f"cat(): Tensors must have same number of dimensions: got "
+                           f"{len(ref)} and {len(shp)}")
+    j = next(j for j, (a, b) in enumerate(zip(ref, shp)) if j != dim and a != b)
+    raise RuntimeError(f"cat(): Sizes of tensors must match except in dimension {dim}. "
+                       f"Expected size {ref[j]} but got size {shp[j]} for tensor number {i} "
+                       f"in the list.")
 
 
 def concat(tensors, dim=0):
@@ -217,7 +247,7 @@ _check_chunk = declare(Signature("chunk", TensorArg("input", min_ndim=1),
 _check_tensor_split = declare(Signature("tensor_split", TensorArg("input", min_ndim=1),
                                         SizesArg("indices_or_sections"),
                                         DimArg("dim", default=0)))
-_check_unbind = declare(Signature("unbind", TensorArg("input", min_ndim=1),
+_check_unbind = declare(Signature("unbind", TensorArg("input"),
                                   DimArg("dim", default=0)))
 _check_narrow = declare(Signature("narrow", TensorArg("input", min_ndim=1), DimArg("dim"),
                                   IntArg("start"), IntArg("length", lo=0)))
@@ -322,10 +352,11 @@ def unbind(input, dim=0):
     """The slices of ``input`` along ``dim`` as a tuple of views (``select`` each).
 
     Raises:
-        TypeError: non-Tensor input.  IndexError: dim out of range.
-        RuntimeError: a 0-d input.
+        TypeError: non-Tensor input.  IndexError: dim out of range, or a 0-d input.
     """
     input, dim = _check_unbind(input, dim)
+    if input._data.ndim == 0:
+        raise IndexError("unbind(): Dimension specified as 0 but tensor has no dimensions")
     return tuple(_getitem(input, _slice_key(dim, i)) for i in range(input._data.shape[dim]))
 
 
