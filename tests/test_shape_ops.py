@@ -360,3 +360,22 @@ def test_error_messages_name_the_op_and_the_values():
         tp.ones(4).split([1, 2])
     with pytest.raises(RuntimeError, match=r"broadcast_to\(\)"):
         tp.ones(3).broadcast_to((4,))
+
+
+def test_flip_kernel_layouts_dtypes_and_threads():
+    """flip copies through _kernels/shape.pyx:copy_fwd for rows of 16 or more."""
+    a = _a((3, 40, 50))
+    old = tp.get_num_threads()
+    try:
+        for v in (a, a[:, ::-1], a.transpose(2, 0, 1), a[..., ::3], np.asfortranarray(a),
+                  _a((300, 400), np.float32)):
+            for d in ((0,), (1,), (-1,), (0, -1), tuple(range(v.ndim))):
+                for n in (1, 2):
+                    tp.set_num_threads(n)
+                    np.testing.assert_array_equal(tp.from_numpy(v).flip(d).numpy(),
+                                                  np.flip(v, d))
+    finally:
+        tp.set_num_threads(old)
+    for dt in (np.int32, np.int64, np.bool_, np.float32):
+        b = (np.arange(200) % 7).astype(dt).reshape(5, 40)
+        np.testing.assert_array_equal(tp.from_numpy(b).flip(1).numpy(), b[:, ::-1])
