@@ -70,13 +70,15 @@ def _view_cases():
         ("expand", lambda: tp.tensor(base)[:, :1], lambda x: x.expand(2, 5, 4)),
         ("getitem", t, lambda x: x[1:, ..., ::2]),
         ("getitem", t, lambda x: x[0]),
+        ("diagonal", t, lambda x: x.diagonal(1, 0, 2)),
+        ("diagonal", t, lambda x: x.diagonal(-1, 2, 1)),
     ]
 
 
 def test_view_primitives_are_the_known_set():
     # a new view=True primitive must be added to _view_cases (and must never copy)
     assert {n for n, op in REGISTRY.items() if op.view} == {"view", "permute", "expand",
-                                                            "getitem"}
+                                                            "getitem", "diagonal"}
 
 
 @pytest.mark.parametrize("case", range(len(_view_cases())))
