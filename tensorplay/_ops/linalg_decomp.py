@@ -489,7 +489,8 @@ def lstsq(A, B, rcond=None, *, driver=None):
     decides, as in PyTorch, which extra outputs are filled: ``rank`` for
     'gelsy' (the CPU default), 'gelsd', 'gelss'; ``singular_values`` for
     'gelsd', 'gelss'; ``residuals`` (squared column norms of A X - B, shape
-    (*, k)) when m > n and every A has full rank; each is empty otherwise.
+    (*, k)) for drivers other than 'gelsy' when m > n and every A has full rank;
+    each is empty otherwise.
     ``rcond`` (default ``eps * max(m, n)``): singular values below
     ``rcond * s_max`` count as zero.
 
@@ -524,9 +525,9 @@ def lstsq(A, B, rcond=None, *, driver=None):
     s = _np_linalg("linalg.lstsq", np.linalg.svd, A._data, compute_uv=False) \
         if A._data.size else np.zeros(A._data.shape[:-2] + (0,), dt)
     cut = rcond * (s.max(axis=-1, keepdims=True) if s.shape[-1] else 0)
-    rank = (s > cut).sum(axis=-1).astype(np.int64)
+    rank = np.asarray((s > cut).sum(axis=-1), np.int64)
     empty = Tensor._wrap(np.zeros((0,), dt))
-    if m > n and rank.size and np.all(rank == n):
+    if driver != "gelsy" and m > n and np.all(rank == n):
         residuals = ((matmul(A, X) - Bm) ** 2).sum(dim=-2)
     else:
         residuals = empty

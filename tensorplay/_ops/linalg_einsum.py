@@ -100,6 +100,13 @@ def einsum(equation, *operands):
     for left, k, right in parsed:
         mid = [] if k is None else list(range(ell - k, ell))     # right-aligned
         labels.append(left + mid + right)
+    for i, (lab, t) in enumerate(zip(labels, operands)):
+        seen = {}
+        for lb, s in zip(lab, t._data.shape):
+            if seen.setdefault(lb, s) != s:
+                name = "..." if isinstance(lb, int) else lb
+                raise RuntimeError(f"einsum(): subscript '{name}' is repeated for operand "
+                                   f"{i} but the sizes don't match, {seen[lb]} != {s}")
     # sizes per label (1 broadcasts)
     size = {}
     for i, (lab, t) in enumerate(zip(labels, operands)):

@@ -20,6 +20,7 @@ from tensorplay._ops.linalg_decomp import (_diag_embed, _diagonal, _eye, _float_
                                            _nonzero, _np_linalg, _pack, _pack_np, _square,
                                            _tril, _unpack, inv)
 from tensorplay._ops.registry import apply, defop
+from tensorplay._tensor import Tensor
 
 __all__ = []
 
@@ -158,6 +159,8 @@ def qr(A, mode="reduced"):
                            f"one of 'reduced' (default), 'r', or 'complete'")
     out = apply(_qr, (A,), {"mode": mode})
     Q, R = _unpack(out, A._data.shape[:-2], _qr_shapes(A._data.shape, mode))
+    if mode == "r":                       # an empty Q, as PyTorch
+        Q = Tensor._wrap(np.zeros((0,), A._data.dtype))
     return QRResult(Q, R)
 
 
