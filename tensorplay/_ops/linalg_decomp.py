@@ -189,12 +189,29 @@ def _solve_fwd(a, b):
     return _np_linalg("linalg.solve", np.linalg.solve, a, b)
 
 
+# Both VJPs need gB = A^-T g; the engine asks for them one after the other with
+# the same g, so the second reuses the first's solve (one LAPACK call, not two:
+# measured 2.1x torch for solve's forward+backward at 200x200 before).  The entry
+# is dropped by whichever rule uses it, or replaced by the next solve backward.
+_GB = [None]
+
+
+def _solve_gb(g, a):
+    hit = _GB[0]
+    if hit is not None and hit[0] is g and hit[1] is a:
+        _GB[0] = None
+        return hit[2]
+    gb = _solve(a.mT, g)
+    _GB[0] = (g, a, gb)
+    return gb
+
+
 def _solve_vjp_b(g, out, a, b):
-    return _solve(a.mT, g)                                   # gB = A^-T g
+    return _solve_gb(g, a)                                   # gB = A^-T g
 
 
 def _solve_vjp_a(g, out, a, b):
-    return -matmul(_solve(a.mT, g), out.mT)                  # gA = -gB X^T
+    return -matmul(_solve_gb(g, a), out.mT)                  # gA = -gB X^T
 
 
 # A X = B:  dX = A^-1 (dB - dA X)  (Giles 2008, 2.3.1)
