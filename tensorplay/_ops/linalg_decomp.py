@@ -196,22 +196,23 @@ def _solve_fwd(a, b):
 _GB = [None]
 
 
-def _solve_gb(g, a):
+def _solve_gb(g, a, other):
+    """A^-T g, shared by the two rules; kept only when the ``other`` input may ask."""
     hit = _GB[0]
     if hit is not None and hit[0] is g and hit[1] is a:
         _GB[0] = None
         return hit[2]
     gb = _solve(a.mT, g)
-    _GB[0] = (g, a, gb)
+    _GB[0] = (g, a, gb) if other._requires_grad else None
     return gb
 
 
 def _solve_vjp_b(g, out, a, b):
-    return _solve_gb(g, a)                                   # gB = A^-T g
+    return _solve_gb(g, a, a)                                # gB = A^-T g
 
 
 def _solve_vjp_a(g, out, a, b):
-    return -matmul(_solve_gb(g, a), out.mT)                  # gA = -gB X^T
+    return -matmul(_solve_gb(g, a, b), out.mT)               # gA = -gB X^T
 
 
 # A X = B:  dX = A^-1 (dB - dA X)  (Giles 2008, 2.3.1)
