@@ -749,6 +749,7 @@ class Tensor(_TensorBase):
             from tensorplay._ops.index import split_key
             basic, indices, dims = split_key(self._data.shape, key, "__setitem__")
             key = _F.check_index(basic, self._data.shape, "__setitem__")
+            advanced = any(i is not None for i in indices)    # else only 0-d tensors
         else:
             key = _F.check_index(key, self._data.shape, "__setitem__")
         self._check_writable("__setitem__")

@@ -159,13 +159,53 @@ def _index_put_jvp(ts, out, x, values, indices, accumulate):
     return apply(_index_put, (tx, tv), {"indices": indices, "accumulate": accumulate})
 
 
-# index_put: linear in (x, values) jointly.
+def _last_writers(shape, indices, dtype):
+    """None when no two index tuples hit the same position; else a 0/1 array,
+    broadcastable to the indexed shape, that is 1 at the last of each group of
+    repeated index tuples (the write that wins, in the kernel's order)."""
+    adv = [d for d, i in enumerate(indices) if i is not None]
+    sizes = [shape[d] for d in adv]
+    cs = tuple(np.where(indices[d] < 0, indices[d] + shape[d], indices[d]).reshape(-1)
+               for d in adv)
+    flat = np.ravel_multi_index(cs, sizes) if sizes else np.zeros(0, _I64)
+    nb = flat.size
+    first = np.unique(flat[::-1], return_index=True)[1]
+    if first.size == nb:
+        return None
+    keep = np.zeros(nb, dtype)
+    keep[nb - 1 - first] = 1
+    out_shape = _layout(shape, [0] * len(shape), indices)[5]
+    B = indices[adv[0]].shape
+    npre = _n_pre(shape, indices)
+    return keep.reshape((1,) * npre + B + (1,) * (len(out_shape) - npre - len(B)))
+
+
+def _n_pre(shape, indices):
+    """How many dims of the indexed shape come before the index dims."""
+    adv = [d for d, i in enumerate(indices) if i is not None]
+    if adv != list(range(adv[0], adv[-1] + 1)):
+        return 0
+    return adv[0]
+
+
+def _put_values_vjp(g, out, x, values, indices, accumulate):
+    gv = apply(_index, (g,), {"indices": indices})
+    if not accumulate:
+        # a repeated index: only the write that wins has an effect
+        keep = _last_writers(x.shape, indices, g._data.dtype)
+        if keep is not None:
+            gv = gv * Tensor._wrap(keep)
+    return gv
+
+
+# index_put: linear in (x, values) jointly.  With accumulate=False and repeated
+# indices only the last write counts (for values' gradient too; PyTorch gives
+# every repeated write the gradient).
 _index_put = defop(
     "index_put", _index_put_fwd,
     vjp=(lambda g, out, x, values, indices, accumulate: g if accumulate else apply(
             _index_put, (g, _zero(g)), {"indices": indices, "accumulate": False}),
-         lambda g, out, x, values, indices, accumulate: apply(
-            _index, (g,), {"indices": indices})),
+         _put_values_vjp),
     jvp=_index_put_jvp)
 
 
@@ -300,9 +340,20 @@ def advanced_getitem(input, key):
             the wrong shape, index arrays that do not broadcast, too many indices,
             float index tensors.
     """
+    if type(key) is Tensor and key._data.dtype == _I64 and key._data.ndim and \
+            input._data.ndim:                   # x[int64 tensor]: the common case
+        d = key._data
+        indices = (d if d.flags.c_contiguous else np.ascontiguousarray(d),) + \
+            (None,) * (input._data.ndim - 1)
+        try:
+            return apply(_index, (input,), {"indices": indices})
+        except BadIndex as e:
+            raise _renamed(e, [0], "__getitem__") from None
     from tensorplay._ops.shape import getitem
     basic, indices, dims = split_key(input._data.shape, key)
     view = getitem(input, basic)
+    if all(i is None for i in indices):         # only 0-d integer tensors: a view
+        return view
     try:
         return apply(_index, (view,), {"indices": indices})
     except BadIndex as e:
@@ -378,3 +429,25 @@ def put_key(input, key, values, accumulate, op, ints_select=True, dims=None):
     except BadIndex as e:
         raise _renamed(e, dims, op if op.startswith("__") else op + "()") from None
 
+
+
+# ---------------------------------------------------------------- for the scatter family
+def take_indices(input, indices, op):
+    """``index`` on prepared ``indices`` (one entry per dim: None or a C-contiguous
+    int64 ndarray, all of one shape), with out-of-range errors naming ``op``."""
+    try:
+        return apply(_index, (input,), {"indices": indices})
+    except BadIndex as e:
+        raise IndexError(f"{op}(): index {e.value} is out of bounds for dimension "
+                         f"{e.dim} with size {e.size}") from None
+
+
+def put_indices(input, indices, values, accumulate, op):
+    """``index_put`` on prepared ``indices`` (as ``take_indices``); ``values`` a
+    Tensor of input's dtype broadcastable to the indexed shape."""
+    try:
+        return apply(_index_put, (input, values), {"indices": indices,
+                                                    "accumulate": bool(accumulate)})
+    except BadIndex as e:
+        raise IndexError(f"{op}(): index {e.value} is out of bounds for dimension "
+                         f"{e.dim} with size {e.size}") from None

@@ -133,3 +133,264 @@ SPECS = [
            torch=lambda T, x, v, idx, accumulate: T.index_put(
                x, tuple(T.from_numpy(_np_index(i)) for i in idx), v, accumulate)),
 ]
+
+
+# ---------------------------------------------------------------- the scatter family
+# Compositions over index / index_put / where: rows named after the primitive with
+# the public op as variant.  Index kwargs are numpy arrays (the reference reads them
+# as they are; the tensorplay and torch calls wrap them).
+def _t(a):
+    return tp.from_numpy(_np_index(a))
+
+
+def _add_at(x, dim, idx, src, assign=False):
+    out = np.array(x, np.float64)
+    o, s = np.moveaxis(out, dim, 0), np.moveaxis(np.asarray(src, np.float64), dim, 0)
+    if assign:
+        o[np.asarray(idx)] = s
+    else:
+        np.add.at(o, np.asarray(idx, np.int64), s)
+    return out
+
+
+def _scatter_ref(x, dim, index, src=None, reduce="assign", include_self=True):
+    out = np.array(x, np.float64)
+    index = np.asarray(index)
+    if index.size == 0:
+        return out
+    coords = list(np.indices(index.shape))
+    coords[dim] = index
+    coords = tuple(coords)
+    vals = src[tuple(slice(0, n) for n in index.shape)] if np.ndim(src) else \
+        np.broadcast_to(src, index.shape)
+    if reduce == "assign":
+        out[coords] = vals
+        return out
+    fill = {"sum": 0.0, "prod": 1.0, "amax": -np.inf, "amin": np.inf, "mean": 0.0}[reduce]
+    if not include_self:
+        out[coords] = fill
+    ufunc = {"sum": np.add, "mean": np.add, "prod": np.multiply, "amax": np.maximum,
+             "amin": np.minimum}[reduce]
+    ufunc.at(out, coords, vals)
+    if reduce == "mean":
+        count = np.full(out.shape, 1.0 if include_self else 0.0)
+        np.add.at(count, coords, 1.0)
+        out = out / np.maximum(count, 1.0)
+    return out
+
+
+def _fill_ref(x, v=0.5, *, dim, index):
+    out = np.array(x, np.float64 if x.dtype.kind == "f" else x.dtype)
+    np.moveaxis(out, dim, 0)[np.asarray(index, np.int64)] = np.asarray(v).astype(out.dtype)
+    return out
+
+
+def _masked_select_ref(x, mask):
+    shape = np.broadcast_shapes(np.shape(x), np.shape(mask))
+    return np.broadcast_to(x, shape)[np.broadcast_to(mask, shape)]
+
+
+def _masked_scatter_ref(x, src, mask):
+    shape = np.broadcast_shapes(np.shape(x), np.shape(mask))
+    out = np.array(np.broadcast_to(x, shape), np.float64)
+    m = np.broadcast_to(mask, shape)
+    out[m] = np.asarray(src).reshape(-1)[:int(m.sum())]
+    return out
+
+
+_M34 = np.array([[True, False, True, True], [False] * 4, [True, True, False, False]])
+_I_SC = np.array([[0, 1, 2, 0], [2, 2, 0, 1]])        # scatter index into dim 0 of (3, 4)
+
+
+def _sel_shapes(draw):
+    shape = tuple(draw(st.lists(st.integers(1, 4), min_size=1, max_size=3)))
+    dim = draw(st.integers(0, len(shape) - 1))
+    n = draw(st.integers(0, 5))
+    idx = np.array(draw(st.lists(st.integers(-shape[dim], shape[dim] - 1), min_size=n,
+                                 max_size=n)), np.int64)
+    _SEL_LAST[:] = [dim, idx]
+    src = shape[:dim] + (n,) + shape[dim + 1:]
+    return [shape, src]
+
+
+_SEL_LAST = []
+
+
+def _sel_kwargs(draw, arrays):
+    return {"dim": _SEL_LAST[0], "index": _SEL_LAST[1]}
+
+
+def _scatter_shapes(draw):
+    shape = tuple(draw(st.lists(st.integers(1, 4), min_size=1, max_size=3)))
+    dim = draw(st.integers(0, len(shape) - 1))
+    ish = tuple(draw(st.integers(0, s)) for s in shape)
+    rng = np.random.default_rng(draw(st.integers(0, 2 ** 32 - 1)))
+    _SC_LAST[:] = [dim, rng.integers(0, shape[dim], ish)]
+    return [shape, ish]
+
+
+_SC_LAST = []
+
+
+def _scatter_kwargs(draw, arrays):
+    return {"dim": _SC_LAST[0], "index": _SC_LAST[1]}
+
+
+def _mask_shapes(draw):
+    shape = tuple(draw(st.lists(st.integers(0, 4), max_size=3)))
+    rng = np.random.default_rng(draw(st.integers(0, 2 ** 32 - 1)))
+    _MASK_LAST[:] = [np.asarray(rng.random(shape[1:] if shape and draw(st.booleans()) else shape) < 0.5)]
+    return [shape]
+
+
+_MASK_LAST = []
+
+
+def _mask_kwargs(draw, arrays):
+    return {"mask": _MASK_LAST[0]}
+
+
+def _sel_fuzz(sig, two=False, kinds="fi"):
+    return Fuzz(sig, ("input", "source") if two else ("input",), kinds=kinds,
+                shapes=(_sel_shapes if two else lambda d: _sel_shapes(d)[:1]),
+                kwargs=_sel_kwargs,
+                base=(lambda ts, kw: [ts[0], kw["dim"], _t(kw["index"]), ts[1]]) if two
+                else (lambda ts, kw: [ts[0], kw["dim"], _t(kw["index"])]))
+
+
+def _sc_fuzz(sig, extra=()):
+    return Fuzz(sig, ("input", "src"), shapes=_scatter_shapes, kwargs=_scatter_kwargs,
+                base=lambda ts, kw: [ts[0], kw["dim"], _t(kw["index"]), ts[1], *extra])
+
+
+_SC_SAMPLES = fixed_samples(
+    ("dim0", [(_normal, (3, 4)), (_normal, (2, 4))], {"dim": 0, "index": _I_SC}),
+    ("dim1_small", [(_normal, (3, 4)), (_normal, (2, 2))],   # src larger than index:
+     {"dim": 1, "index": np.array([[3, 3], [0, 1]])}),       # tests/test_indexing.py
+    ("empty", [(_normal, (3, 4)), (_normal, (0, 4))],
+     {"dim": 0, "index": np.zeros((0, 4), np.int64)}),
+    ("noncontig", [(_normal, (3, 4)), (_normal, (2, 4))], {"dim": 0, "index": _I_SC}))
+_SC_UNIQUE = fixed_samples(       # no repeated target: assignment is well defined
+    ("dim0", [(_normal, (3, 4)), (_normal, (1, 4))],       # (torch's backward needs
+     {"dim": 0, "index": np.array([[0, 1, 2, 0]])}),       # src of index's shape)
+    ("dim1", [(_normal, (3, 4)), (_normal, (3, 2))],
+     {"dim": 1, "index": np.array([[3, 0], [0, 1], [2, 1]])}),
+    ("noncontig", [(_normal, (3, 4)), (_normal, (1, 4))],
+     {"dim": 0, "index": np.array([[2, 0, 1, 1]])}))
+
+
+def _reduce_row(reduce, include_self):
+    return OpSpec(
+        "index_put",
+        lambda x, s, dim, index: tp.scatter_reduce(x, dim, _t(index), s, reduce,
+                                                   include_self=include_self),
+        lambda x, s, dim, index: _scatter_ref(x, dim, index, s, reduce, include_self),
+        _SC_SAMPLES, variant=f"scatter_reduce_{reduce}{'' if include_self else '_noself'}",
+        smooth=False, fuzz=_sc_fuzz("scatter_reduce", (reduce,)),
+        torch=lambda T, x, s, dim, index: T.scatter_reduce(
+            x, dim, T.from_numpy(_np_index(index)), s, reduce, include_self=include_self))
+
+
+SPECS += [
+    OpSpec("index", lambda x, dim, index: tp.index_select(x, dim, _t(index)),
+           lambda x, dim, index: np.take(x, np.asarray(index, np.int64), axis=dim),
+           fixed_samples(("dim0", [(_normal, (5, 3))], {"dim": 0, "index": [4, 0, 4]}),
+                         ("dim1", [(_normal, (3, 4))], {"dim": -1, "index": [1, -1]}),
+                         ("empty", [(_normal, (3, 4))], {"dim": 1, "index": []}),
+                         ("0d_index", [(_normal, (3, 4))], {"dim": 1, "index": np.array([2])}),
+                         ("noncontig", [(_normal, (3, 4))], {"dim": 1, "index": [3, 0]})),
+           variant="index_select", smooth=False, fuzz=_sel_fuzz("index_select", kinds="fib"),
+           torch=lambda T, x, dim, index: T.index_select(x, dim, T.from_numpy(
+               _np_index(index) % x.shape[dim]))),
+    OpSpec("index", lambda x, index: tp.take(x, _t(index)),
+           lambda x, index: np.take(np.ravel(x), np.asarray(index, np.int64)),
+           fixed_samples(("2d", [(_normal, (3, 4))], {"index": [[0, 11], [5, 5]]}),
+                         ("0d", [(_normal, ())], {"index": [0, 0]}),
+                         ("noncontig", [(_normal, (3, 4))], {"index": [1, 2, 7]})),
+           variant="take", smooth=False,
+           fuzz=Fuzz("take", kinds="fib", shapes=lambda d: [(d(st.integers(1, 6)),)],
+                     kwargs=lambda d, arrs: {"index": np.array(d(st.lists(
+                         st.integers(0, arrs[0].size - 1), max_size=5)), np.int64)},
+                     base=lambda ts, kw: [ts[0], _t(kw["index"])]),
+           torch=lambda T, x, index: T.take(x, T.from_numpy(_np_index(index)))),
+    OpSpec("index", lambda x, mask: tp.masked_select(x, tp.from_numpy(np.asarray(mask))),
+           _masked_select_ref,
+           fixed_samples(("2d", [(_normal, (3, 4))], {"mask": _M34}),
+                         ("bcast", [(_normal, (3, 4))], {"mask": _M34[0]}),
+                         ("bcast_x", [(_normal, (4,))], {"mask": _M34}),
+                         ("0d", [(_normal, ())], {"mask": np.array(True)}),
+                         ("noncontig", [(_normal, (3, 4))], {"mask": _M34})),
+           variant="masked_select", smooth=False,
+           fuzz=Fuzz("masked_select", kinds="fib", shapes=_mask_shapes, kwargs=_mask_kwargs,
+                     base=lambda ts, kw: [ts[0], tp.from_numpy(kw["mask"])]),
+           torch=lambda T, x, mask: T.masked_select(x, T.from_numpy(np.asarray(mask)))),
+    OpSpec("where", lambda x, v=0.5, *, mask: tp.masked_fill(
+               x, tp.from_numpy(np.asarray(mask)), v),
+           lambda x, v=0.5, *, mask: np.where(mask, np.asarray(v).astype(x.dtype), x),
+           fixed_samples(("2d", [(_normal, (3, 4)), (_normal, ())], {"mask": _M34}),
+                         ("bcast", [(_normal, (3, 4)), (_normal, ())], {"mask": _M34[1:2]}),
+                         ("noncontig", [(_normal, (3, 4)), (_normal, ())], {"mask": _M34})),
+           variant="masked_fill", smooth=False,
+           fuzz=Fuzz("masked_fill", kinds="fi", shapes=_mask_shapes, kwargs=_mask_kwargs,
+                     base=lambda ts, kw: [ts[0], tp.from_numpy(kw["mask"]), 0.5]),
+           torch=lambda T, x, v=0.5, *, mask: T.masked_fill(
+               x, T.from_numpy(np.asarray(mask)), v)),
+    OpSpec("index_put", lambda x, s, dim, index: tp.index_add(x, dim, _t(index), s, alpha=2.0),
+           lambda x, s, dim, index: _add_at(x, dim, index, 2.0 * s),
+           fixed_samples(("dim0", [(_normal, (5, 3)), (_normal, (3, 3))],
+                          {"dim": 0, "index": [4, 0, 4]}),
+                         ("dim1", [(_normal, (3, 4)), (_normal, (3, 2))],
+                          {"dim": -1, "index": [1, -1]}),
+                         ("empty", [(_normal, (3, 4)), (_normal, (3, 0))],
+                          {"dim": 1, "index": []}),
+                         ("noncontig", [(_normal, (3, 4)), (_normal, (3, 2))],
+                          {"dim": 1, "index": [3, 3]})),
+           variant="index_add", smooth=False, fuzz=_sel_fuzz("index_add", two=True),
+           torch=lambda T, x, s, dim, index: T.index_add(
+               x, dim, T.from_numpy(_np_index(index) % x.shape[dim]), s, alpha=2.0)),
+    OpSpec("index_put", lambda x, s, dim, index: tp.index_copy(x, dim, _t(index), s),
+           lambda x, s, dim, index: _add_at(x, dim, index, s, assign=True),
+           fixed_samples(("dim0", [(_normal, (5, 3)), (_normal, (2, 3))],
+                          {"dim": 0, "index": [4, 0]}),
+                         ("noncontig", [(_normal, (3, 4)), (_normal, (3, 2))],
+                          {"dim": 1, "index": [3, 1]})),
+           variant="index_copy", smooth=False, fuzz=_sel_fuzz("index_copy", two=True),
+           torch=lambda T, x, s, dim, index: T.index_copy(
+               x, dim, T.from_numpy(_np_index(index) % x.shape[dim]), s)),
+    OpSpec("index_put", lambda x, v=0.5, *, dim, index: tp.index_fill(x, dim, _t(index), v),
+           _fill_ref,
+           fixed_samples(("dim0", [(_normal, (5, 3)), (_normal, ())],
+                          {"dim": 0, "index": [4, 0, 4]}),
+                         ("noncontig", [(_normal, (3, 4)), (_normal, ())],
+                          {"dim": 1, "index": [3, 1]})),
+           variant="index_fill", smooth=False,
+           fuzz=Fuzz("index_fill", kinds="fi", shapes=lambda d: _sel_shapes(d)[:1],
+                     kwargs=_sel_kwargs,
+                     base=lambda ts, kw: [ts[0], kw["dim"], _t(kw["index"]), 0.5]),
+           torch=lambda T, x, v=0.5, *, dim, index: T.index_fill(
+               x, dim, T.from_numpy(_np_index(index)), v)),
+    OpSpec("index_put", lambda x, s, dim, index: tp.scatter(x, dim, _t(index), s),
+           lambda x, s, dim, index: _scatter_ref(x, dim, index, s), _SC_UNIQUE,
+           variant="scatter", smooth=False, fuzz=_sc_fuzz("scatter"),
+           torch=lambda T, x, s, dim, index: T.scatter(
+               x, dim, T.from_numpy(_np_index(index)), s)),
+    OpSpec("index_put", lambda x, s, dim, index: tp.scatter_add(x, dim, _t(index), s),
+           lambda x, s, dim, index: _scatter_ref(x, dim, index, s, "sum"), _SC_SAMPLES,
+           variant="scatter_add", smooth=False, fuzz=_sc_fuzz("scatter_add"),
+           torch=lambda T, x, s, dim, index: T.scatter_add(
+               x, dim, T.from_numpy(_np_index(index)), s)),
+    OpSpec("index_put",
+           lambda x, s, mask: tp.masked_scatter(x, tp.from_numpy(np.asarray(mask)), s),
+           _masked_scatter_ref,
+           fixed_samples(("2d", [(_normal, (3, 4)), (_normal, (3, 4))], {"mask": _M34}),
+                         ("bcast_small_src", [(_normal, (3, 4)), (_normal, (10,))],
+                          {"mask": _M34[0]}),
+                         ("noncontig", [(_normal, (3, 4)), (_normal, (3, 4))],
+                          {"mask": _M34})),
+           variant="masked_scatter", smooth=False,
+           fuzz=Fuzz("masked_scatter", ("input", "source"), kinds="fi",
+                     shapes=lambda d: _mask_shapes(d) * 2, kwargs=_mask_kwargs,
+                     base=lambda ts, kw: [ts[0], tp.from_numpy(kw["mask"]), ts[1]]),
+           torch=lambda T, x, s, mask: T.masked_scatter(x, T.from_numpy(np.asarray(mask)), s)),
+] + [_reduce_row(r, inc) for r in ("sum", "prod", "mean", "amax", "amin")
+     for inc in (True, False)]
