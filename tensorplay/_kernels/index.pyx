@@ -43,6 +43,22 @@ ctypedef fused num:
     cnp.int64_t
 
 
+cdef Py_ssize_t _offsets1(const cnp.int64_t* idx, cnp.int64_t size, cnp.int64_t stride,
+                          cnp.int64_t* out, Py_ssize_t nb, int nt) noexcept nogil:
+    """out[b] := wrap(idx[b]) * stride for one index array; the number of bad ones."""
+    cdef Py_ssize_t b, nbad = 0
+    cdef cnp.int64_t v
+    for b in prange(nb, schedule='static', num_threads=nt):
+        v = idx[b]                                    # read once
+        if v < 0:
+            v = v + size
+        if _bad_index(v, size):
+            nbad += 1
+            v = 0
+        out[b] = v * stride
+    return nbad
+
+
 def index_offsets(tuple idx not None, const cnp.int64_t[::1] sizes, const cnp.int64_t[::1] strides,
                   cnp.int64_t[::1] out, int n_threads):
     """out[b] := sum_j wrap_j(idx[j][b]) * strides[j],  wrap_j(k) = k + sizes[j] for k < 0.
@@ -72,18 +88,22 @@ def index_offsets(tuple idx not None, const cnp.int64_t[::1] sizes, const cnp.in
             ptrs[j] = <const cnp.int64_t*>cnp.PyArray_DATA(a)
         nt = _threads_for(nb * k, GRAIN, n_threads)
         with nogil:
-            for b in prange(nb, schedule='static', num_threads=nt):
-                acc = 0
-                for j in range(k):
-                    v = ptrs[j][b]                    # read once
-                    sz = sizes[j]
-                    if v < 0:
-                        v = v + sz
-                    if _bad_index(v, sz):
-                        nbad += 1
-                        v = 0
-                    acc = acc + v * strides[j]
-                out[b] = acc
+            if k == 1:
+                nbad = _offsets1(ptrs[0], sizes[0], strides[0], &out[0] if nb else NULL,
+                                 nb, nt)
+            else:
+                for b in prange(nb, schedule='static', num_threads=nt):
+                    acc = 0
+                    for j in range(k):
+                        v = ptrs[j][b]                    # read once
+                        sz = sizes[j]
+                        if v < 0:
+                            v = v + sz
+                        if _bad_index(v, sz):
+                            nbad += 1
+                            v = 0
+                        acc = acc + v * strides[j]
+                    out[b] = acc
         if nbad == 0:
             return None
         for b in range(nb):                           # the first bad one, serially
@@ -97,24 +117,40 @@ def index_offsets(tuple idx not None, const cnp.int64_t[::1] sizes, const cnp.in
         free(ptrs)
 
 
+cdef inline void _gather_run(const word* s, word* o, const cnp.int64_t* post, Py_ssize_t Q,
+                             Py_ssize_t n_in, Py_ssize_t s_in) noexcept nogil:
+    """o[q, i] := s[post[q] + i * s_in]."""
+    cdef Py_ssize_t q, i
+    cdef const word* r
+    for q in range(Q):
+        r = s + post[q]
+        if s_in == 1:
+            for i in range(n_in):
+                o[i] = r[i]
+        else:
+            for i in range(n_in):
+                o[i] = r[i * s_in]
+        o = o + n_in
+
+
 cdef void _gather(const word* src, word* out, const cnp.int64_t* pre, Py_ssize_t P,
                   const cnp.int64_t* off, Py_ssize_t nb, const cnp.int64_t* post,
                   Py_ssize_t Q, Py_ssize_t n_in, Py_ssize_t s_in, int nt) noexcept nogil:
     """out[p, b, q, i] := src[pre[p] + off[b] + post[q] + i * s_in]."""
-    cdef Py_ssize_t t, q, i, base, o
-    cdef const word* s
-    for t in prange(P * nb, schedule='static', num_threads=nt):
-        base = pre[t // nb] + off[t % nb]
-        o = t * Q * n_in
-        for q in range(Q):
-            s = src + base + post[q]
-            if s_in == 1:
-                for i in range(n_in):
-                    out[o + i] = s[i]
-            else:
-                for i in range(n_in):
-                    out[o + i] = s[i * s_in]
-            o = o + n_in
+    cdef Py_ssize_t p, b, row = Q * n_in
+    cdef const word* s0
+    if P == 1 and row == 1:                       # x[idx] on a 1-D view: one load each
+        s0 = src + pre[0] + post[0]
+        for b in prange(nb, schedule='static', num_threads=nt):
+            out[b] = s0[off[b]]
+    elif P == 1:
+        for b in prange(nb, schedule='static', num_threads=nt):
+            _gather_run(src + pre[0] + off[b], out + b * row, post, Q, n_in, s_in)
+    else:
+        for p in prange(P, schedule='static', num_threads=nt):
+            for b in range(nb):
+                _gather_run(src + pre[p] + off[b], out + (p * nb + b) * row, post, Q,
+                            n_in, s_in)
 
 
 def gather(cnp.ndarray src not None, cnp.ndarray out not None, const cnp.int64_t[::1] pre,
@@ -254,3 +290,65 @@ def put(cnp.ndarray dst not None, cnp.ndarray values not None, const cnp.int64_t
         else:
             with gil:
                 raise TypeError(f"put: unsupported item size {isz}")
+
+
+cdef Py_ssize_t _take1(const word* src, const cnp.int64_t* idx, word* out, Py_ssize_t nb,
+                       cnp.int64_t size, cnp.int64_t stride, int nt) noexcept nogil:
+    """out[b] := src[wrap(idx[b]) * stride], each index read once and checked;
+    the number of bad ones (their out entries are left unwritten)."""
+    cdef Py_ssize_t b, nbad = 0
+    cdef cnp.int64_t v
+    for b in prange(nb, schedule='static', num_threads=nt):
+        v = idx[b]                                    # read once
+        if v < 0:
+            v = v + size
+        if _bad_index(v, size):
+            nbad += 1
+        else:
+            out[b] = src[v * stride]
+    return nbad
+
+
+def take1(cnp.ndarray src not None, cnp.ndarray idx not None, cnp.ndarray out not None,
+          cnp.int64_t size, cnp.int64_t stride, int n_threads):
+    """out[b] := src[wrap(idx[b]) * stride]: gather along one dim of a 1-D view in
+    one pass (index_offsets and gather fused), wrap(k) = k + size for k < 0.
+
+    src : ndarray (IN), offsets from its first element
+    idx : C-contiguous int64 (nb,) (IN), each index read once, -size <= k < size
+    out : C-contiguous (nb,) of src's dtype (OUT)
+    Returns None, or (0, b, value) for the first bad index (out is then partial).
+    """
+    cdef Py_ssize_t nb = cnp.PyArray_SIZE(idx), nbad = 0, b
+    cdef int isz = cnp.PyArray_ITEMSIZE(src)
+    cdef cnp.int64_t v
+    if cnp.PyArray_TYPE(idx) != cnp.NPY_INT64 or not cnp.PyArray_IS_C_CONTIGUOUS(idx) or \
+            cnp.PyArray_ITEMSIZE(out) != isz or not cnp.PyArray_IS_C_CONTIGUOUS(out) or \
+            cnp.PyArray_SIZE(out) != nb or not cnp.PyArray_ISWRITEABLE(out):
+        raise ValueError("take1: idx must be C-contiguous int64 and out a writable "
+                         "C-contiguous array of src's dtype with as many elements")
+    if nb == 0:
+        return None
+    cdef int nt = _threads_for(nb, GRAIN, n_threads)
+    cdef void* s = cnp.PyArray_DATA(src)
+    cdef void* d = cnp.PyArray_DATA(out)
+    cdef const cnp.int64_t* ip = <const cnp.int64_t*>cnp.PyArray_DATA(idx)
+    with nogil:
+        if isz == 1:
+            nbad = _take1(<cnp.uint8_t*>s, ip, <cnp.uint8_t*>d, nb, size, stride, nt)
+        elif isz == 2:
+            nbad = _take1(<cnp.uint16_t*>s, ip, <cnp.uint16_t*>d, nb, size, stride, nt)
+        elif isz == 4:
+            nbad = _take1(<cnp.uint32_t*>s, ip, <cnp.uint32_t*>d, nb, size, stride, nt)
+        elif isz == 8:
+            nbad = _take1(<cnp.uint64_t*>s, ip, <cnp.uint64_t*>d, nb, size, stride, nt)
+        else:
+            with gil:
+                raise TypeError(f"take1: unsupported item size {isz}")
+    if nbad == 0:
+        return None
+    for b in range(nb):
+        v = ip[b]
+        if _bad_index(v + size if v < 0 else v, size):
+            return (0, b, v)
+    return (-1, -1, 0)

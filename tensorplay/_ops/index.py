@@ -102,6 +102,15 @@ def _offsets(op, indices, adv, shape, strides):
 
 def _index_fwd(x, indices):
     strides = _elem_strides(x)
+    if x.ndim == 1:                             # one pass: check and load (take1)
+        idx = indices[0]
+        out = np.empty(idx.shape, x.dtype)
+        bad = _ki.take1(x, idx, out, x.shape[0], strides[0], CONFIG.num_threads)
+        if bad is not None:
+            if bad[0] < 0:
+                raise IndexError("index: an index changed while it was being read")
+            raise BadIndex("index", 0, bad[2], x.shape[0])
+        return out
     pre, post, n_in, s_in, adv, out_shape = _layout(x.shape, strides, indices)
     off = _offsets("index", indices, adv, x.shape, strides)
     out = np.empty(out_shape, x.dtype)
