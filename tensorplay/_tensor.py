@@ -733,21 +733,50 @@ class Tensor(_TensorBase):
     __itruediv__ = div_
 
     def __setitem__(self, key, value):
-        """``self[key] = value`` for basic indices (ints, slices, None, Ellipsis).
+        """``self[key] = value`` with any key ``__getitem__`` takes: basic indices
+        (ints, slices, None, Ellipsis) and advanced ones (integer tensors, lists,
+        bool masks and their mixtures).  ``value`` broadcasts to the indexed shape.
 
         ``value`` is a number (checked as ``fill_`` checks it), a Tensor (cast as
         ``copy_`` casts), or an ndarray/list of numbers (same-kind casts only).
+        Repeated advanced indices: the last write wins (numpy's order; PyTorch
+        leaves it undefined).  For now a write outside the graph: a tensor that
+        requires grad (with grad mode on) refuses it.  Advanced keys go through
+        the out-of-place ``index_put``.
 
         Raises:
             TypeError, IndexError: a bad index or a non-numeric value.
             RuntimeError: a value that does not broadcast to the indexed shape or the
                 dtype cannot hold, or a tensor that cannot be written.
         """
-        key = _F.check_index(key, self._data.shape, "__setitem__")
+        advanced = _F.shape.is_advanced(key)
+        if advanced:
+            from tensorplay._ops.index import split_key
+            basic, indices, dims = split_key(self._data.shape, key, "__setitem__")
+            key = _F.check_index(basic, self._data.shape, "__setitem__")
+            advanced = any(i is not None for i in indices)    # else only 0-d tensors
+        else:
+            key = _F.check_index(key, self._data.shape, "__setitem__")
         self._check_writable("__setitem__")
         val = self._source("__setitem__", value)
         if isinstance(value, Tensor):           # tensors are cast, as copy_ does
             val = _checked_cast(val, self._data.dtype, "__setitem__")
+        if not np.can_cast(np.asarray(val).dtype, self._data.dtype, casting="same_kind"):
+            raise RuntimeError(f"__setitem__(): value of type {np.asarray(val).dtype} can't "
+                               f"be cast to the tensor's dtype {self.dtype}")
+        if not isinstance(value, Tensor):       # arrays and lists: no silent wrapping
+            _check_narrowing(np.asarray(val), self._data.dtype, "__setitem__")
+        if advanced:
+            from tensorplay._ops.index import put_key
+            view = self._data[key]
+            adv = tuple(slice(None) if i is None else Tensor._wrap(i) for i in indices)
+            with _no_grad_ctx():
+                new = put_key(Tensor._wrap(view), adv, Tensor._wrap(
+                    np.asarray(val).astype(self._data.dtype, copy=False)), False,
+                    "__setitem__", ints_select=False, dims=dims)
+            np.copyto(view, new._data)
+            self._version[0] += 1
+            return
         target_shape = self._data[key].shape
         while np.ndim(val) > len(target_shape) and np.shape(val)[0] == 1:
             val = val[0]                        # leading size-1 dims drop (PyTorch, numpy)
@@ -758,11 +787,6 @@ class Tensor(_TensorBase):
         if not ok:
             raise RuntimeError(f"__setitem__(): shape {list(np.shape(val))} doesn't match the "
                                f"indexed shape {list(target_shape)}")
-        if not np.can_cast(np.asarray(val).dtype, self._data.dtype, casting="same_kind"):
-            raise RuntimeError(f"__setitem__(): value of type {np.asarray(val).dtype} can't "
-                               f"be cast to the tensor's dtype {self.dtype}")
-        if not isinstance(value, Tensor):       # arrays and lists: no silent wrapping
-            _check_narrowing(np.asarray(val), self._data.dtype, "__setitem__")
         new = self._data.copy()
         new[key] = val
         self._write("__setitem__", new)

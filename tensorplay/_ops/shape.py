@@ -351,9 +351,9 @@ def check_index(key, shape, op="__getitem__"):
             dim += 1
             continue
         if isinstance(k, (bool, np.bool_, list, np.ndarray, Tensor)):
-            raise TypeError(f"{op}: only integers, slices, None and Ellipsis are supported "
-                            f"as indices, got {type(k).__name__} (tensor, list and bool "
-                            f"indexing are not implemented yet)")
+            raise TypeError(f"{op}: only integers, slices, None and Ellipsis are basic "
+                            f"indices, got {type(k).__name__} (advanced keys go through "
+                            f"tensorplay/_ops/index.py)")
         try:
             i = operator.index(k)
         except TypeError:
@@ -395,15 +395,44 @@ _check_getitem_backward = declare(Signature(
     IndexArg("key", of="shape", check=lambda k, shape, op: k)))   # keys come checked
 
 
+_BASIC_TYPES = (int, slice, type(None), type(Ellipsis))
+
+
+def is_advanced(key):
+    """True when ``key`` holds an integer or bool tensor, list, ndarray or a bool:
+    an advanced index (``tensorplay/_ops/index.py``)."""
+    if type(key) is tuple:
+        for k in key:
+            if type(k) not in _BASIC_TYPES and isinstance(
+                    k, (Tensor, list, np.ndarray, bool, np.bool_)):
+                return True
+        return False
+    return type(key) not in _BASIC_TYPES and isinstance(
+        key, (Tensor, list, np.ndarray, bool, np.bool_))
+
+
 def getitem(input, key):
-    """``input[key]`` for ints, slices (positive steps), None and Ellipsis: a view.
+    """``input[key]``, NumPy/PyTorch indexing.
+
+    Basic keys (ints, slices with positive steps, None, Ellipsis) give a view.
+    Keys holding integer tensors, lists or ndarrays (int64/int32; negative
+    counts from the end) or bool masks (tensors, lists of bools, bool scalars)
+    are advanced: a copy, through the ``index`` primitive (``_ops/index.py``):
+    index arrays broadcast together; their dims replace the indexed dims in
+    place when those are adjacent, else in front.  As in PyTorch, ints and 0-d
+    integer tensors select before the advanced part (``x[0, :, [1, 2]]`` has shape
+    ``(x.shape[1], 2)``; NumPy puts the 2 in front).
 
     Raises:
-        TypeError: tensor, list and bool indices (not implemented yet).
-        IndexError: an index out of range, too many indices, or a non-index
-            object such as a float.
+        IndexError: an index out of range (naming the dim and its size), too many
+            indices, a bool mask whose shape does not match the dims it covers,
+            index arrays that do not broadcast, a float index tensor, or a
+            non-index object such as a float.
         ValueError: a slice step that is not positive (PyTorch has no negative steps).
     """
+    if is_advanced(key):
+        from tensorplay._ops.index import advanced_getitem
+        return advanced_getitem(as_tensor_arg(input, "__getitem__"), key)
     input, key = _check_getitem(input, key)
     return apply(_getitem, (input,), {"key": key})
 
