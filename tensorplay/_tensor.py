@@ -626,7 +626,7 @@ class Tensor(_TensorBase):
             # that would wrap (PyTorch wraps them silently)
             value = _checked_cast(value, self._data.dtype, name)
         np.copyto(self._data, value, casting="same_kind")
-        self._version[0] += 1
+        _INPLACE.bump(self, name)
         return self
 
     # The in-place methods proper (add_, mul_, ..., and x.<op>_ for every op family's
