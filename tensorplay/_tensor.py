@@ -43,7 +43,8 @@ class _TensorBase:
     stays an ordinary class that ``_bind_methods`` can add the op methods to.
     """
     __slots__ = ("_data", "_requires_grad", "_grad", "_grad_fn", "_version", "_tangent",
-                 "_tangent_level", "_nograd_view", "__weakref__")
+                 "_tangent_level", "_nograd_view", "_base", "_view_chain", "_views",
+                 "__weakref__")
 
 
 _new = _TensorBase.__new__
@@ -630,62 +631,87 @@ class Tensor(_TensorBase):
             # that would wrap (PyTorch wraps them silently)
             value = _checked_cast(value, self._data.dtype, name)
         np.copyto(self._data, value, casting="same_kind")
-        self._version[0] += 1
+        _INPLACE.bump(self, name)
         return self
 
-    def _inplace_binary(self, name, fn, other):
-        self._check_writable(name)
-        if isinstance(other, Tensor):
-            self._source(name, other)          # the same checks as for a source
-        elif isinstance(other, (int, float, np.integer, np.floating)) and \
+    # The in-place methods proper (add_, mul_, ..., and x.<op>_ for every op family's
+    # INPLACE names) go through one mechanism, tensorplay/autograd/_inplace.py:
+    # the public out-of-place op computes the result, which is checked against
+    # self (same shape, castable dtype), written, and self's history rebased --
+    # differentiable on non-leaves and through views, as in PyTorch.
+    def _inplace(self, name, fn, *args, **kwargs):
+        """``self.<name>(*args, **kwargs)`` as ``fn(self, *args, **kwargs)`` written into
+        self (internal; see tensorplay/autograd/_inplace.py).  Returns self."""
+        return _INPLACE.inplace(self, name, fn, args, kwargs)
+
+    def _apply_inplace(self, name, result):
+        """Write the out-of-place ``result`` (a Tensor of self's shape, computed from
+        self by public ops) into self and rebase self's history (internal).
+
+        Prefer ``_inplace(name, fn, ...)`` when the result is computed from self: it
+        runs ``fn`` on an alias so that an op that saves its input for the backward
+        keeps the old values.  Returns self.
+        """
+        return _INPLACE.commit(self, name, result)
+
+    def _inplace_binary(self, name, fn, other, **kwargs):
+        if isinstance(other, (int, float, np.integer, np.floating)) and \
                 self._data.dtype.kind in "iu" and not isinstance(other, builtins.bool):
             _checked_scalar(other, self._data.dtype, name)   # overflow, named for name
-        elif not isinstance(other, (builtins.bool, int, float, np.generic, np.ndarray)):
+        elif not isinstance(other, (Tensor, builtins.bool, int, float, np.generic,
+                                    np.ndarray)):
             raise TypeError(f"{name}(): argument 'other' must be a Tensor or a number, "
                             f"not {type(other).__name__}")
-        with _no_grad_ctx():
-            try:
-                result = fn(self.detach(), other)
-            except (TypeError, RuntimeError, IndexError) as e:
-                # the out-of-place op's checks: name the op the user called
-                from tensorplay._ops._validate import renamed_error
-                named = renamed_error(e, fn.__name__, name)
-                if named is None:
-                    raise
-                raise named from None
-        return self._write(name, result._data)
+        return _INPLACE.inplace(self, name, fn, (other,), kwargs)
 
     def add_(self, other, *, alpha=1):
-        """In place: ``self += alpha * other`` (broadcast to self's shape)."""
-        if alpha != 1:
-            other = _F.mul(other, alpha)
-        return self._inplace_binary("add_", _F.add, other)
+        """In place: ``self += alpha * other`` (``other`` broadcast to self's shape).
+
+        Differentiable on tensors in the graph and through views (see ``mul_``).
+        """
+        return self._inplace_binary("add_", _F.add, other,
+                                    **({} if alpha == 1 else {"alpha": alpha}))
 
     def sub_(self, other, *, alpha=1):
         """In place: ``self -= alpha * other``."""
-        if alpha != 1:
-            other = _F.mul(other, alpha)
-        return self._inplace_binary("sub_", _F.sub, other)
+        return self._inplace_binary("sub_", _F.sub, other,
+                                    **({} if alpha == 1 else {"alpha": alpha}))
 
     def mul_(self, other):
-        """In place: ``self *= other``."""
+        """In place: ``self *= other``.
+
+        Like every in-place method: ``other`` broadcasts to self's shape but self is
+        never broadcast up; the result's dtype must cast to self's (same kind: no
+        float into an integer tensor).  In the autograd graph (a non-leaf, or a view
+        of one) the op is recorded and ``grad_fn`` rebased, as in PyTorch.
+
+        Raises:
+            RuntimeError: a leaf that requires grad (or a view of one) with grad mode
+                on; shape or dtype mismatch as above; a read-only tensor.
+            TypeError: an operand that is neither a Tensor nor a number.
+        """
         return self._inplace_binary("mul_", _F.mul, other)
 
     def div_(self, other):
-        """In place: ``self /= other``."""
+        """In place: ``self /= other`` (true division: an integer self raises, the
+        result being float)."""
         return self._inplace_binary("div_", _F.div, other)
 
     def zero_(self):
-        """In place: fill with zeros.
+        """In place: fill with zeros (the old value gets a zero gradient).
 
         Raises:
             RuntimeError: a read-only tensor (an ``expand()`` view, a read-only or
-                self-overlapping ndarray), or one in the autograd graph.
+                self-overlapping ndarray), or a leaf that requires grad.
         """
-        return self._write("zero_", np.zeros((), self._data.dtype))
+        _INPLACE.check_target(self, "zero_")
+        zeros = np.broadcast_to(np.zeros((), self._data.dtype), self._data.shape)
+        return _INPLACE.commit(self, "zero_", _wrap(zeros))
 
     def fill_(self, value):
-        """In place: fill with the number ``value`` (or a 0-d tensor, as PyTorch).
+        """In place: fill with the number ``value`` (or a 0-d tensor, as PyTorch:
+        then differentiable, the gradient of ``value`` being the sum of the
+        incoming one; the old value of self gets a zero gradient).
 
         The value is checked for this tensor's dtype as ``tensorplay.full`` checks
         it: integer tensors truncate floats toward zero and refuse nan, inf and
@@ -698,34 +724,51 @@ class Tensor(_TensorBase):
                 tensor that cannot be written (see ``zero_``).
             OverflowError: a Python int outside 64 bits (as PyTorch).
         """
+        _INPLACE.check_target(self, "fill_")
         if isinstance(value, Tensor):
             if value._data.ndim != 0:
                 raise RuntimeError(f"fill_(): only supports 0-dimension value tensor but "
                                    f"got tensor with {value._data.ndim} dimensions")
-            self._source("fill_", value)       # not in the graph, not dual
+            if self._data.dtype.kind == "f" and value._data.dtype.kind == "f":
+                src = _F.expand(value.to(self.dtype), self._data.shape)
+                return _INPLACE.commit(self, "fill_", src)
             value = value._data.item()
         elif not isinstance(value, (builtins.bool, int, float, np.bool_, np.integer,
                                     np.floating)):
             raise TypeError(f"fill_(): argument 'value' must be a number or a 0-d Tensor, "
                             f"not {type(value).__name__}")
-        self._check_writable("fill_")
-        return self._write("fill_", self._source("fill_", value))
+        arr = np.broadcast_to(_checked_scalar(value, self._data.dtype, "fill_"),
+                              self._data.shape)
+        return _INPLACE.commit(self, "fill_", _wrap(arr))
 
     def copy_(self, src):
         """In place: copy ``src`` (broadcast to self's shape, cast to self's dtype).
 
         ``src`` may be a Tensor, a number or an ndarray (normalised as
-        ``from_numpy`` describes).  Casting into an integer dtype truncates toward
-        zero and refuses nan, inf and out-of-range values (PyTorch writes undefined
-        values there).
+        ``from_numpy`` describes).  Differentiable in ``src`` between float dtypes
+        (the old value of self gets a zero gradient), also through views.
+        Casting into an integer dtype truncates toward zero and refuses nan,
+        inf and out-of-range values (PyTorch writes undefined values there).
 
         Raises:
             TypeError: a non-numeric source.  RuntimeError: shapes that do not
                 broadcast, values the dtype cannot hold, a read-only target.
         """
-        self._check_writable("copy_")
-        return self._write("copy_", _checked_cast(np.asarray(self._source("copy_", src)),
-                                                  self._data.dtype, "copy_"))
+        _INPLACE.check_target(self, "copy_")
+        shape, dt = self._data.shape, self._data.dtype
+        if isinstance(src, Tensor):
+            sd = src._data
+            _check_broadcasts("copy_", sd.shape, shape)
+            if dt.kind == "f" and sd.dtype.kind == "f":
+                if src is self:
+                    src = _INPLACE._alias(self)
+                value = _F.expand(src, shape) if sd.shape != shape else _F.view(src, shape)
+                return _INPLACE.commit(self, "copy_", value)
+            arr = _checked_cast(sd, dt, "copy_")
+        else:
+            arr = _checked_cast(np.asarray(self._source("copy_", src)), dt, "copy_")
+            _check_broadcasts("copy_", arr.shape, shape)
+        return _INPLACE.commit(self, "copy_", _wrap(np.broadcast_to(arr, shape)))
 
     __iadd__ = add_
     __isub__ = sub_
@@ -837,6 +880,9 @@ def _fresh_meta(t):
     t._tangent = None
     t._tangent_level = None
     t._nograd_view = False
+    t._base = None
+    t._view_chain = None
+    t._views = None
 
 
 def _wrap(arr):
@@ -851,6 +897,9 @@ def _wrap(arr):
     t._tangent = None
     t._tangent_level = None
     t._nograd_view = False
+    t._base = None
+    t._view_chain = None
+    t._views = None
     return t
 
 
@@ -938,9 +987,17 @@ def _check_narrowing(arr, np_dtype, name):
                 raise _overflow(name, lo if lo < info.min else hi, np_dtype)
 
 
-def _no_grad_ctx():
-    from tensorplay.autograd.grad_mode import no_grad
-    return no_grad()
+def _check_broadcasts(name, src_shape, shape):
+    """RuntimeError unless ``src_shape`` broadcasts to ``shape`` (and not beyond)."""
+    if src_shape == shape:
+        return
+    try:
+        bshape = np.broadcast_shapes(src_shape, shape)
+    except ValueError:
+        bshape = src_shape
+    if bshape != shape:
+        raise RuntimeError(f"{name}(): output with shape {list(shape)} doesn't match the "
+                           f"broadcast shape {list(bshape)}")
 
 
 # ---------------------------------------------------------------- repr
@@ -1076,6 +1133,7 @@ def _format(t):
 
 
 from tensorplay import _ops as _F  # noqa: E402  (circular: ops build on Tensor)
+from tensorplay.autograd import _inplace as _INPLACE  # noqa: E402  (builds on the ops)
 
 
 # ---------------------------------------------------------------- methods that are ops
@@ -1103,6 +1161,44 @@ def _bind_methods():
         setattr(Tensor, name, getattr(_F, name))
     for dunder, fn in _F.OPERATORS.items():
         setattr(Tensor, dunder, fn)
+    # in-place methods x.<name>_ through the one mechanism (autograd/_inplace.py):
+    # the core elementwise ones and the names the families declare (INPLACE);
+    # add_, copy_, fill_, ... are written out above and kept
+    for name in dict.fromkeys(_CORE_INPLACE + tuple(_F.INPLACE)):
+        if name + "_" not in Tensor.__dict__:
+            setattr(Tensor, name + "_", _inplace_method(name, getattr(_F, name)))
+    for dunder, name in _INPLACE_DUNDERS.items():
+        if name + "_" in Tensor.__dict__ and dunder not in Tensor.__dict__:
+            setattr(Tensor, dunder, Tensor.__dict__[name + "_"])
+
+
+_CORE_INPLACE = ("exp", "log", "sqrt", "tanh", "sigmoid", "relu", "neg", "pow")
+# PyTorch's augmented assignments beyond += -= *= /= (no @=: PyTorch has none);
+# each is bound when its in-place method exists
+_INPLACE_DUNDERS = {"__ipow__": "pow", "__imod__": "remainder",
+                    "__ifloordiv__": "floor_divide", "__iand__": "bitwise_and",
+                    "__ior__": "bitwise_or", "__ixor__": "bitwise_xor",
+                    "__ilshift__": "bitwise_left_shift", "__irshift__": "bitwise_right_shift"}
+
+
+def _inplace_method(name, fn):
+    """``Tensor.<name>_``: ``fn(self, ...)`` written into self (autograd/_inplace.py)."""
+    iname = name + "_"
+
+    def method(self, *args, **kwargs):
+        return _INPLACE.inplace(self, iname, fn, args, kwargs)
+    method.__name__ = iname
+    method.__qualname__ = f"Tensor.{iname}"
+    method.__doc__ = (
+        f"In place: ``self`` becomes ``tensorplay.{name}(self, *args, **kwargs)``.\n\n"
+        f"PyTorch's rules for in-place ops: the result must have self's shape (self is "
+        f"never broadcast up) and a dtype that casts to self's (same kind).  Recorded "
+        f"in the autograd graph on non-leaves and through views (grad_fn rebased).\n\n"
+        f"Raises:\n    RuntimeError: a leaf that requires grad (or a view of one) with "
+        f"grad mode on; a result of another shape, or of a dtype that cannot be cast "
+        f"into self's; a read-only tensor.  Errors of ``{name}`` itself, renamed "
+        f"``{iname}``.")
+    return method
 
 
 # Iteration with a graph (Tensor.__iter__): pieces of at most _ITER_LEAF rows are

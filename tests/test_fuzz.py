@@ -619,6 +619,12 @@ def _run_inplace(sig, data, stats):
         target = tp.from_numpy(np.ones((1,) * len(shape), dtype)).expand(shape)
     elif name == "bool_operand":
         other = tp.from_numpy(np.ones(oshape, np.bool_))
+    # a valid call may also be made on a non-leaf in the graph: recorded, and its
+    # gradient checked (d/d target of sum(target <op> other))
+    leaf = None
+    if exc is None and draw(st.booleans(), label="non_leaf"):
+        leaf = tp.from_numpy(target._data.copy()).requires_grad_()
+        target = leaf * 1
     watched = [t for t in (target, other) if isinstance(t, tp.Tensor)]
     before = [(t._data.tobytes(), t._version[0]) for t in watched]
     if exc is None:
@@ -626,12 +632,19 @@ def _run_inplace(sig, data, stats):
         expected = _INPLACE_REF[sig.op](target._data.astype(np.float64), other_val)
         try:
             out = _method(sig)(target, other)
+            if leaf is not None:
+                out.sum().backward()
         except Exception:
             stats["crashes"] += 1
             raise
         try:
             assert out is target and target._version[0] == before[0][1] + 1
             _assert_close(target, np.asarray(expected))
+            if leaf is not None:
+                ones = np.ones(target._data.shape)
+                dgrad = {"add_": ones, "sub_": ones, "mul_": ones * other_val,
+                         "div_": ones / other_val}[sig.op]
+                _assert_close(leaf.grad, np.asarray(dgrad, np.float64))
         except AssertionError:
             stats["mismatches"] += 1
             raise

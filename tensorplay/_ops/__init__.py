@@ -39,7 +39,7 @@ from tensorplay._ops._common import normalize_dim, normalize_dims  # noqa: F401
 from tensorplay._ops.registry import REGISTRY, apply, sum_to_shape  # noqa: F401
 
 # names of the shape module that are internal helpers, not public ops
-_INTERNAL = {"check_index", "getitem_backward"}
+_INTERNAL = {"check_index", "getitem_backward", "copy_slices"}
 
 __all__ = []
 METHODS = []

@@ -7,5 +7,6 @@ import cython
 from tensorplay._tensor cimport _TensorBase
 
 
-@cython.locals(a=_TensorBase, b=_TensorBase, out=_TensorBase, n=cython.Py_ssize_t)
+@cython.locals(a=_TensorBase, b=_TensorBase, out=_TensorBase, root=_TensorBase,
+               n=cython.Py_ssize_t)
 cpdef apply(op, inputs, params)

@@ -114,6 +114,25 @@ def apply(op, inputs, params):
         # write through it in grad mode would reach the base unseen (PyTorch refuses)
         if a._nograd_view or (a._requires_grad and not STATE.grad_enabled):
             out._nograd_view = True
+        # remember how to re-derive the view from its root, so that an in-place op
+        # through it can rebase the root's history (autograd/_inplace.py)
+        root = a._base
+        if root is None:
+            root = a
+            out._view_chain = ((op, params),)
+        else:
+            out._view_chain = a._view_chain + ((op, params),)
+        out._base = root
+        # a leaf that requires grad is never rebased (in-place on it, or on a view
+        # of it, raises in grad mode), so its views need no regenerating
+        if root._grad_fn is not None or not root._requires_grad:
+            views = root._views
+            if views is None:
+                root._views = [_VIEWS_PRUNE, _weakref(out)]
+            else:
+                views.append(_weakref(out))
+                if len(views) > views[0]:
+                    _prune_views(views)
     dt = data.dtype
     if dt is not _F32 and dt is not _F64 and dt.kind != "f":
         return out          # integer and bool results never carry derivatives
@@ -130,6 +149,15 @@ def apply(op, inputs, params):
 
 
 _wrap = Tensor._wrap
+_VIEWS_PRUNE = 17           # first length at which a root's list of views is pruned
+
+
+def _prune_views(views):
+    """Drop the dead weak references from a root's ``[limit, ref, ...]`` list of
+    views, and set the next limit to twice what is left (amortised O(1) per view)."""
+    alive = [r for r in views[1:] if r() is not None]
+    views[1:] = alive
+    views[0] = 2 * len(alive) + _VIEWS_PRUNE
 _F32, _F64 = np.dtype(np.float32), np.dtype(np.float64)     # identity fast paths
 
 

@@ -132,7 +132,8 @@ class Node:
                     raise RuntimeError(
                         f"one of the variables needed for gradient computation has been "
                         f"modified by an inplace operation: input {i} of {op.node_name} "
-                        f"is at version {t._version[0]}; expected version {v} instead.")
+                        f"is at version {t._version[0]}; expected version {v} instead."
+                        + _last_inplace(t._version))
                 e = edges[i]
                 if e is not None and type(e) is Node and t._grad_fn is not e:
                     raise RuntimeError(
@@ -148,7 +149,8 @@ class Node:
                 raise RuntimeError(
                     f"one of the variables needed for gradient computation has been "
                     f"modified by an inplace operation: the output of {op.node_name} "
-                    f"is at version {counter[0]}; expected version {v} instead.")
+                    f"is at version {counter[0]}; expected version {v} instead."
+                    + _last_inplace(counter))
             out = _wrap(self.out_data)
             out._version = counter
             out._grad_fn = self
@@ -162,6 +164,12 @@ class Node:
         self.out_data = None
         self.out_tangent = None
         self.freed = True
+
+
+def _last_inplace(counter):
+    """`` The last in-place op on it was mul_().`` when the version counter (a list
+    ``[version]`` or ``[version, name]``, autograd/_inplace.py) remembers it."""
+    return f" The last in-place op on it was {counter[1]}()." if len(counter) > 1 else ""
 
 
 def _wrap(arr):
