@@ -811,6 +811,7 @@ class Tensor(_TensorBase):
             _check_narrowing(np.asarray(val), self._data.dtype, "__setitem__")
         if advanced:
             from tensorplay._ops.index import put_key
+            from tensorplay.autograd.grad_mode import no_grad as _no_grad_ctx
             view = self._data[key]
             adv = tuple(slice(None) if i is None else Tensor._wrap(i) for i in indices)
             with _no_grad_ctx():
