@@ -324,8 +324,7 @@ def _emit(i, p, sig, index):
     v = f"a{i}"
     slow = f"{v} = _s{i}({v}, None)"
     if isinstance(p, TensorArg):
-        if p.numbers:
-            return [f"if type({v}) is not _Tensor:", f"    {slow}"]
+        # (a number, where ``numbers`` allows one, is not a Tensor: the full check)
         fast = [f"type({v}) is _Tensor"]
         if set(p.kinds) != {"f", "i", "b"} or p.to_float:
             ok = "f" if p.to_float else p.kinds + ("u" if "i" in p.kinds else "")
