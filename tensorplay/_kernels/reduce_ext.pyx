@@ -23,6 +23,7 @@ cimport numpy as cnp
 from cython cimport floating
 from cython.parallel cimport prange
 from libc.stdlib cimport malloc, free
+from libc.math cimport NAN
 
 from ._index cimport _bad_index, _index_error
 from ._openmp_helpers cimport _threads_for, omp_get_thread_num, GRAIN
@@ -46,6 +47,7 @@ cdef void _ext_task(const floating* x, Py_ssize_t R, Py_ssize_t B, Py_ssize_t nb
     """out[a, b-block] := max (or min) over r of x[a, r, b]; idx := its index."""
     cdef floating acc[BB]
     cdef floating lane[LANES]
+    cdef floating nanl[LANES]
     cdef i64 ix[BB]
     cdef Py_ssize_t a = task // nbb, bb = task % nbb
     cdef Py_ssize_t b0 = bb * BB, nb = min(<Py_ssize_t>BB, B - b0), r, j, k, m
@@ -71,29 +73,35 @@ cdef void _ext_task(const floating* x, Py_ssize_t R, Py_ssize_t B, Py_ssize_t nb
             out[a] = best
             idx[a] = bi
             return
-        m = R - R % LANES                    # values only: LANES sticky-nan lanes
+        # values only: LANES lanes of plain compares (vectorised), nan counted
+        # apart in nanl (a sticky select does not vectorise)
+        m = R - R % LANES
         for k in range(LANES):
             lane[k] = p[0]
+            nanl[k] = 0
         if is_min:
             for r in range(0, m, 16):
                 for k in range(LANES):
                     v = p[r + k]
-                    lane[k] = v if (v < lane[k] or v != v) else lane[k]
-            for r in range(m, R):
-                v = p[r]
-                lane[0] = v if (v < lane[0] or v != v) else lane[0]
-            for k in range(1, LANES):
-                lane[0] = lane[k] if (lane[k] < lane[0] or lane[k] != lane[k]) else lane[0]
+                    lane[k] = v if v < lane[k] else lane[k]
+                    nanl[k] += (v != v)
         else:
             for r in range(0, m, 16):
                 for k in range(LANES):
                     v = p[r + k]
-                    lane[k] = v if (v > lane[k] or v != v) else lane[k]
-            for r in range(m, R):
-                v = p[r]
-                lane[0] = v if (v > lane[0] or v != v) else lane[0]
-            for k in range(1, LANES):
-                lane[0] = lane[k] if (lane[k] > lane[0] or lane[k] != lane[k]) else lane[0]
+                    lane[k] = v if v > lane[k] else lane[k]
+                    nanl[k] += (v != v)
+        for r in range(m, R):
+            v = p[r]
+            nanl[0] += (v != v)
+            if (v < lane[0]) if is_min else (v > lane[0]):
+                lane[0] = v
+        for k in range(1, LANES):
+            nanl[0] += nanl[k]
+            if (lane[k] < lane[0]) if is_min else (lane[k] > lane[0]):
+                lane[0] = lane[k]
+        if nanl[0] != 0 or lane[0] != lane[0]:
+            lane[0] = NAN
         out[a] = lane[0]
         return
     row = x + a * R * B + b0
@@ -348,23 +356,35 @@ cdef Py_ssize_t _gather(const floating* x, const i64* idx, floating* out, Py_ssi
     cdef Py_ssize_t rows = A * J, t, b, o, aa, first = -1
     cdef int nt = _threads_for(rows * B, GRAIN, n_threads), tid, i
     cdef i64 k
-    if nt > rows:
-        nt = <int>rows
+    if nt > (A if B == 1 else rows):
+        nt = <int>(A if B == 1 else rows)
     if nt < 1:
         nt = 1
     for i in range(nt):
         err[i] = -1
-    for t in prange(rows, schedule='static', num_threads=nt):
-        tid = omp_get_thread_num()
-        aa = t // J
-        o = t * B
-        for b in range(B):
-            k = idx[o + b]                   # read once, checked, used
-            if _bad_index(k, R):
-                if err[tid] < 0:
-                    err[tid] = o + b
-            else:
-                out[o + b] = x[(aa * R + k) * B + b]
+    if B == 1:                               # gather along the last dim: row loops
+        for aa in prange(A, schedule='static', num_threads=nt):
+            for b in range(J):
+                o = aa * J + b
+                k = idx[o]                   # read once, checked, used
+                if _bad_index(k, R):
+                    tid = omp_get_thread_num()
+                    if err[tid] < 0:
+                        err[tid] = o
+                else:
+                    out[o] = x[aa * R + k]
+    else:
+        for t in prange(rows, schedule='static', num_threads=nt):
+            aa = t // J
+            o = t * B
+            for b in range(B):
+                k = idx[o + b]               # read once, checked, used
+                if _bad_index(k, R):
+                    tid = omp_get_thread_num()
+                    if err[tid] < 0:
+                        err[tid] = o + b
+                else:
+                    out[o + b] = x[(aa * R + k) * B + b]
     for i in range(nt):
         if err[i] >= 0 and (first < 0 or err[i] < first):
             first = err[i]
