@@ -173,9 +173,10 @@ cdef inline floating _leaky_relu_bwd(floating g, floating x, floating slope, flo
 #   d0 = _min_norm of the two one-sided slopes (PyTorch: the left one)
 cdef inline floating _elu_fwd(floating x, floating sa, floating scale, floating ins,
                               floating p3) noexcept nogil:
-    cdef floating e = _expm1(x * ins)
+    # two masked terms (not `pos ? x : e`, which kept the loop scalar): the second
+    # is taken where !(x > 0), so that elu(nan) = nan
     cdef bint pos = x > 0
-    return (x if pos else e) * (scale if pos else sa)
+    return _keep(pos, scale * x) + _keep(not pos, sa * _expm1(x * ins))
 
 cdef inline floating _elu_bwd(floating g, floating x, floating sai, floating scale,
                               floating ins, floating d0) noexcept nogil:

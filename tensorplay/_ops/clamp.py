@@ -27,7 +27,7 @@ import numpy as np
 from tensorplay._pool import MIN_BYTES as POOL_MIN_BYTES
 from tensorplay._pool import empty as pool_empty
 from tensorplay._kernels import activation as _ka
-from tensorplay._ops._common import CONFIG, broadcast_shape
+from tensorplay._ops._common import CONFIG, _constant, broadcast_shape
 from tensorplay._ops._validate import IntArg, Signature, TensorArg, declare
 from tensorplay._ops.activation import _bwd, number
 from tensorplay._ops.registry import apply, defop, tangent_sum
@@ -141,7 +141,23 @@ def _kind(bound):
     return ABSENT if bound is None else TENSOR if isinstance(bound, Tensor) else NUMBER
 
 
+_NUMBER = (float, int)
+
+
 def _clamp_impl(op, check, input, min, max):
+    # the common case first: a float tensor and Python-number bounds, which keep
+    # the tensor's dtype (PyTorch), as cached 0-d constants -- the generic
+    # three-operand checker costs several times the kernel on small tensors
+    if type(input) is Tensor and input._data.dtype.kind == "f" and (min is not None or
+                                                                    max is not None):
+        tmin, tmax = type(min), type(max)
+        if (tmin in _NUMBER or min is None) and (tmax in _NUMBER or max is None):
+            dt = input._data.dtype
+            lo = _limit(dt, False) if min is None else _constant(min, dt)
+            hi = _limit(dt, True) if max is None else _constant(max, dt)
+            return apply(_clamp, (input, lo, hi),
+                         {"min_kind": NUMBER if tmin in _NUMBER else ABSENT,
+                          "max_kind": NUMBER if tmax in _NUMBER else ABSENT})
     if min is None and max is None:
         raise RuntimeError(f"{op}(): at least one of 'min' or 'max' must not be None")
     # an absent bound is checked as the input itself: promotion and broadcasting
@@ -241,8 +257,9 @@ _check_relu6 = declare(Signature("relu6", TensorArg("input", "fi", exc=RuntimeEr
 
 def _number_bounds(x, lo, hi):
     dt = x._data.dtype
-    if dt.kind != "f":                 # PyTorch keeps an integer input's dtype
-        lo, hi = int(lo), int(hi)
+    if dt.kind == "f":
+        return _constant(lo, dt), _constant(hi, dt)
+    lo, hi = int(lo), int(hi)          # PyTorch keeps an integer input's dtype
     return (Tensor._wrap(np.array(lo, dt)), Tensor._wrap(np.array(hi, dt)))
 
 
