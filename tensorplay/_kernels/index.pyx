@@ -218,6 +218,11 @@ cdef void _accumulate(num* dst, const num* val, Py_ssize_t vstep, const cnp.int6
     """dst[pre[p] + off[b] + post[q] + i * s_in] += val[...] (layout as _assign)."""
     cdef Py_ssize_t p, b, q, i, o
     cdef num* d
+    if P == 1 and Q * n_in == 1:                  # x[idx] += v on a 1-D view
+        d = dst + pre[0] + post[0]
+        for b in range(nb):
+            d[off[b]] += val[b * vstep]
+        return
     for p in prange(P, schedule='static', num_threads=nt):
         for b in range(nb):
             o = (p * nb + b) * Q * n_in
