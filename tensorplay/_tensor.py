@@ -783,9 +783,14 @@ class Tensor(_TensorBase):
         ``value`` is a number (checked as ``fill_`` checks it), a Tensor (cast as
         ``copy_`` casts), or an ndarray/list of numbers (same-kind casts only).
         Repeated advanced indices: the last write wins (numpy's order; PyTorch
-        leaves it undefined).  For now a write outside the graph: a tensor that
-        requires grad (with grad mode on) refuses it.  Advanced keys go through
-        the out-of-place ``index_put``.
+        leaves it undefined).
+
+        An in-place op (PyTorch's rules, tensorplay/autograd/_inplace.py): on a
+        tensor in the graph it is recorded, so gradients flow to the old values
+        outside the region and to a ``value`` that requires grad; a leaf that
+        requires grad refuses it with grad mode on.  Basic keys write through the
+        view ``self[key]`` (O(region)); advanced keys through the out-of-place
+        ``index_put`` on the basic part's view.
 
         Raises:
             TypeError, IndexError: a bad index or a non-numeric value.
@@ -800,40 +805,49 @@ class Tensor(_TensorBase):
             advanced = any(i is not None for i in indices)    # else only 0-d tensors
         else:
             key = _F.check_index(key, self._data.shape, "__setitem__")
-        self._check_writable("__setitem__")
-        val = self._source("__setitem__", value)
-        if isinstance(value, Tensor):           # tensors are cast, as copy_ does
-            val = _checked_cast(val, self._data.dtype, "__setitem__")
-        if not np.can_cast(np.asarray(val).dtype, self._data.dtype, casting="same_kind"):
-            raise RuntimeError(f"__setitem__(): value of type {np.asarray(val).dtype} can't "
-                               f"be cast to the tensor's dtype {self.dtype}")
-        if not isinstance(value, Tensor):       # arrays and lists: no silent wrapping
-            _check_narrowing(np.asarray(val), self._data.dtype, "__setitem__")
+        _INPLACE.check_target(self, "__setitem__")
+        src = self._setitem_source(value)
+        view = _F.getitem(self, key)
         if advanced:
             from tensorplay._ops.index import put_key
-            from tensorplay.autograd.grad_mode import no_grad as _no_grad_ctx
-            view = self._data[key]
             adv = tuple(slice(None) if i is None else Tensor._wrap(i) for i in indices)
-            with _no_grad_ctx():
-                new = put_key(Tensor._wrap(view), adv, Tensor._wrap(
-                    np.asarray(val).astype(self._data.dtype, copy=False)), False,
-                    "__setitem__", ints_select=False, dims=dims)
-            np.copyto(view, new._data)
-            self._version[0] += 1
+            view._inplace("__setitem__", lambda v: put_key(
+                v, adv, src, False, "__setitem__", ints_select=False, dims=dims))
             return
-        target_shape = self._data[key].shape
-        while np.ndim(val) > len(target_shape) and np.shape(val)[0] == 1:
-            val = val[0]                        # leading size-1 dims drop (PyTorch, numpy)
+        target_shape = view._data.shape
+        shape = src._data.shape
+        while len(shape) > len(target_shape) and shape[0] == 1:
+            shape = shape[1:]                   # leading size-1 dims drop (PyTorch, numpy)
         try:
-            ok = np.broadcast_shapes(np.shape(val), target_shape) == target_shape
+            ok = np.broadcast_shapes(shape, target_shape) == target_shape
         except ValueError:
             ok = False
         if not ok:
-            raise RuntimeError(f"__setitem__(): shape {list(np.shape(val))} doesn't match the "
-                               f"indexed shape {list(target_shape)}")
-        new = self._data.copy()
-        new[key] = val
-        self._write("__setitem__", new)
+            raise RuntimeError(f"__setitem__(): shape {list(src._data.shape)} doesn't match "
+                               f"the indexed shape {list(target_shape)}")
+        if shape != src._data.shape:
+            src = src.reshape(shape)
+        if shape != target_shape:
+            src = src.expand(target_shape)
+        view._apply_inplace("__setitem__", src)
+
+    def _setitem_source(self, value):
+        """``value`` of ``__setitem__`` as a Tensor of self's dtype: Tensors cast as
+        ``copy_`` casts (differentiably between float dtypes), numbers and arrays
+        checked as ``fill_`` and ``_write`` check them."""
+        if isinstance(value, Tensor):
+            if value._data.dtype == self._data.dtype:
+                return value
+            if self._data.dtype.kind == "f" and value._data.dtype.kind == "f":
+                return value.to(self.dtype)
+            return Tensor._wrap(_checked_cast(value.detach()._data, self._data.dtype,
+                                              "__setitem__"))
+        val = np.asarray(self._source("__setitem__", value))
+        if not np.can_cast(val.dtype, self._data.dtype, casting="same_kind"):
+            raise RuntimeError(f"__setitem__(): value of type {val.dtype} can't "
+                               f"be cast to the tensor's dtype {self.dtype}")
+        _check_narrowing(val, self._data.dtype, "__setitem__")
+        return Tensor._wrap(val.astype(self._data.dtype, copy=True))
 
 
 def _legacy_data(args, dtype, requires_grad):
