@@ -7,8 +7,8 @@ Conventions at the kinks (issue 7): the norm of a zero vector has gradient 0
 (the minimum-norm subgradient; PyTorch's documented rule); ``|x|`` has
 subgradient 0 at 0; ``ord=inf`` / ``-inf`` split the gradient evenly among the
 entries tied at the extreme |x| (``amax``'s rule).  ``ord=0`` counts nonzeros and
-has no gradient.  Matrix ``ord=2``, ``-2`` and ``'nuc'`` need singular values:
-they raise NotImplementedError until ``tensorplay.linalg.svd`` exists.
+has no gradient.  Matrix ``ord=2``, ``-2`` and ``'nuc'`` are the largest, smallest and summed
+singular values (``tensorplay.linalg.svdvals``, whose gradient is U diag(g) V^T).
 """
 import math
 import numbers
@@ -121,9 +121,8 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
     Args:
         A (Tensor): float32 or float64 with at least 2 dims.
         ord: ``'fro'`` (default), 1 (max column sum of |A|), -1 (min column
-            sum), inf (max row sum), -inf (min row sum).  2, -2 and ``'nuc'``
-            need singular values and raise NotImplementedError (they come with
-            ``tensorplay.linalg.svd``).
+            sum), inf (max row sum), -inf (min row sum), 2 / -2 (largest /
+            smallest singular value), ``'nuc'`` (sum of singular values).
         dim (tuple of 2 ints): the matrix dims.  keepdim (bool).
 
     Returns:
@@ -133,7 +132,7 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
     Raises:
         TypeError: bad argument types.  RuntimeError: fewer than 2 dims,
         integer input, repeated dims, an unknown ord.  IndexError: dims out of
-        range.  NotImplementedError: ord 2, -2, 'nuc'.
+        range.
     """
     if dtype is not None and isinstance(A, Tensor):
         A = A.to(dtype)
@@ -152,15 +151,14 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
         if ord == "fro":
             return _vector(A, 2.0, tuple(sorted((d0, d1))), keepdim)
         if ord == "nuc":
-            raise NotImplementedError(f"{op}(): ord='nuc' needs the singular values "
-                                      f"(tensorplay.linalg.svd), not implemented yet")
+            return _spectral(A, d0, d1, keepdim, lambda s: _sum(s, (-1,), False))
         raise RuntimeError(f"{op}(): order {ord!r} not supported")
     if isinstance(ord, (bool, np.bool_)) or not isinstance(ord, numbers.Real):
         raise TypeError(f"{op}(): argument 'ord' must be a number or a string, not "
                         f"{type(ord).__name__}")
     if ord in (2, -2):
-        raise NotImplementedError(f"{op}(): ord={ord} needs the singular values "
-                                  f"(tensorplay.linalg.svd), not implemented yet")
+        return _spectral(A, d0, d1, keepdim,
+                         lambda s: (amax if ord > 0 else amin)(s, (-1,), False))
     if ord not in (1, -1, math.inf, -math.inf):
         raise RuntimeError(f"{op}(): order {ord} not supported")
     if A._data.shape[d0] == 0 or A._data.shape[d1] == 0:
@@ -175,13 +173,26 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
     return out
 
 
+def _spectral(A, d0, d1, keepdim, reduce):
+    """``reduce`` over the singular values of the matrices in dims (d0, d1)."""
+    from tensorplay._ops.linalg_spectral import svdvals
+    nd = A._data.ndim
+    rest = [d for d in range(nd) if d not in (d0, d1)]
+    out = reduce(svdvals(A.permute(rest + [d0, d1])))
+    if keepdim:
+        for d in sorted((d0, d1)):
+            out = out.unsqueeze(d)
+    return out
+
+
 def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     """``torch.norm``: the Frobenius / 2-norm by default, ``vector_norm(input, p,
     dim)`` for a number ``p``, the Frobenius norm over two dims for ``'fro'``.
 
     Args:
         input (Tensor): float32 or float64.
-        p: ``'fro'`` (default), ``'nuc'`` (NotImplementedError) or a number
+        p: ``'fro'`` (default), ``'nuc'`` (the nuclear norm of the matrices in
+            ``dim``, default the last two) or a number
             (as ``vector_norm``'s ord).
         dim (int or tuple, optional): dims (None: every element).
         keepdim (bool).  dtype (dtype, optional): cast the input first.
@@ -191,8 +202,10 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     """
     if isinstance(p, str):
         if p == "nuc":
-            raise NotImplementedError("norm(): p='nuc' needs the singular values "
-                                      "(tensorplay.linalg.svd), not implemented yet")
+            if dtype is not None and isinstance(input, Tensor):
+                input = input.to(dtype)
+            return matrix_norm(_check_norm(input), "nuc", (-2, -1) if dim is None else dim,
+                               keepdim)
         if p != "fro":
             raise RuntimeError(f"norm(): unknown p {p!r}")
         p = 2

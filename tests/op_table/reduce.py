@@ -454,3 +454,14 @@ for _ord, _name, _smooth in [("fro", "sqrt", True), (1, "amax", False), (-1, "am
         fuzz=Fuzz("matrix_norm", args=("A",), skip=EMPTY,
                   shapes=_one_shape(min_dims=2, max_dims=3, min_side=1)),
         torch=lambda T, a, o=_ord: T.linalg.matrix_norm(a, o)))
+# the spectral matrix norms: compositions over linalg.svdvals
+for _ord in (2, -2, "nuc"):
+    SPECS.append(OpSpec(
+        "linalg_svdvals", lambda a, o=_ord: matrix_norm(a, o),
+        lambda a, o=_ord: _mnorm_ref(a, o),
+        fixed_samples(("2d", [(_normal, (3, 4))], {}), ("batch", [(_normal, (2, 3, 4))], {}),
+                      ("noncontig", [(_normal, (4, 3))], {})),
+        variant=f"matrix_norm_{_ord}",
+        fuzz=Fuzz("matrix_norm", args=("A",), skip=EMPTY, special=False,
+                  shapes=_one_shape(min_dims=2, max_dims=3, min_side=1)),
+        torch=lambda T, a, o=_ord: T.linalg.matrix_norm(a, o)))
