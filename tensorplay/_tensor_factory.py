@@ -1,5 +1,6 @@
 """Tensor methods that make tensors or move them, as PyTorch code calls them:
-``new_zeros/new_ones/new_full/new_empty/new_tensor``, ``type_as``, ``cpu``,
+``new_zeros/new_ones/new_full/new_empty/new_tensor``, ``type_as``, ``where``
+(its argument order differs from ``tensorplay.where``), ``cpu``,
 ``cuda``, ``is_cuda``/``is_cpu``, and DLPack (``__dlpack__``,
 ``__dlpack_device__``, ``tensorplay.from_dlpack``).
 
@@ -61,6 +62,13 @@ def type_as(self, other):
         raise TypeError(f"type_as(): argument 'other' must be Tensor, not "
                         f"{type(other).__name__}")
     return self.to(other.dtype)
+
+
+def where(self, condition, other):
+    """``tensorplay.where(condition, self, other)`` (PyTorch's ``Tensor.where``: self
+    where ``condition`` holds, else ``other``).  Raises: as ``tensorplay.where``."""
+    from tensorplay import _ops
+    return _ops.where(condition, self, other)
 
 
 def cpu(self, memory_format=None):
@@ -143,7 +151,7 @@ def _missing_attribute(self, name):
 
 
 def _bind():
-    for fn in (new_zeros, new_ones, new_empty, new_full, new_tensor, type_as, cpu, cuda,
+    for fn in (new_zeros, new_ones, new_empty, new_full, new_tensor, type_as, where, cpu, cuda,
                __dlpack__, __dlpack_device__):
         setattr(Tensor, fn.__name__, fn)
     Tensor.is_cuda = property(lambda self: False, doc="Always False: tensors live on the CPU.")

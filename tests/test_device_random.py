@@ -115,6 +115,14 @@ def test_new_factories_take_self_dtype_unless_given():
         x.new_zeros(-1)
 
 
+def test_tensor_where_takes_self_where_the_condition_holds():
+    x, y = tp.tensor([1.0, 2.0, 3.0], requires_grad=True), tp.zeros(3)
+    r = x.where(x > 1.5, y)
+    assert r.tolist() == [0.0, 2.0, 3.0]
+    (g,) = tp.autograd.grad(r.sum(), [x])
+    assert g.tolist() == [0.0, 1.0, 1.0]
+
+
 # ---------------------------------------------------------------- random
 def _moments(samples):
     s = np.asarray(samples, np.float64).ravel()
