@@ -374,3 +374,19 @@ def test_searchsorted_bucketize():
     np.testing.assert_array_equal(tp.bucketize(tp.tensor([2.0]), b, right=True).numpy(), [2])
     with pytest.raises(RuntimeError, match="1 dimension"):
         tp.bucketize(tp.tensor([1.0]), tp.zeros(2, 2))
+
+
+def test_negative_indices_are_refused_where_pytorch_refuses_them():
+    # (found by the fresh-user check: the shared kernel wrapped them silently)
+    x = tp.zeros(3)
+    neg = tp.tensor([-1])
+    for call in (lambda: tp.index_select(x, 0, neg), lambda: x.index_add(0, neg, tp.ones(1)),
+                 lambda: x.index_copy(0, neg, tp.ones(1)),
+                 lambda: x.scatter(0, neg, tp.ones(1)), lambda: x.scatter_add(0, neg, tp.ones(1)),
+                 lambda: x.scatter_reduce(0, neg, tp.ones(1), "sum")):
+        with pytest.raises(IndexError, match="index -1 is out of bounds for dimension 0"):
+            call()
+    # where PyTorch counts from the end, so does tensorplay
+    assert x.index_fill(0, neg, 1.0).tolist() == [0.0, 0.0, 1.0]
+    assert x.index_put((neg,), tp.ones(1)).tolist() == [0.0, 0.0, 1.0]
+    assert tp.take(tp.arange(3.0), neg).tolist() == [2.0]

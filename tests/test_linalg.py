@@ -491,3 +491,11 @@ def test_hessian_vector_products_match_finite_differences(name):
     (g,) = tp.autograd.grad(f(x), x, create_graph=True)
     (hv,) = tp.autograd.grad((g * T(t)).sum(), x)
     np.testing.assert_allclose(hv._data, numeric, rtol=1e-5, atol=1e-6)
+
+
+def test_slogdet_of_one_matrix_gives_0d_sign_and_logabsdet():
+    # (found by the fresh-user check: sign came back with shape [1])
+    r = tp.linalg.slogdet(tp.tensor([[0.0, 1.0], [1.0, 0.0]]))
+    assert r.sign.shape == () and r.logabsdet.shape == ()
+    assert r.sign.item() == -1.0 and r.logabsdet.item() == 0.0
+    assert tp.linalg.slogdet(tp.eye(2).expand(3, 2, 2)).sign.shape == (3,)

@@ -116,3 +116,12 @@ def test_threads_give_identical_results(shape, dim):
     for a, b in zip(one, two):
         np.testing.assert_array_equal(a, b)
     np.testing.assert_allclose(one[0], np.cumsum(x.numpy(), axis=dim), rtol=1e-12)
+
+
+def test_empty_scans_have_empty_gradients():
+    # (found by the fresh-user check: the kernels refused the read-only cotangent)
+    for shape, dim in (((0,), 0), ((0, 3), 1), ((2, 0), 1)):
+        for fn in (tp.cumsum, tp.cumprod):
+            x = tp.zeros(*shape, requires_grad=True)
+            (g,) = tp.autograd.grad(fn(x, dim).sum(), [x])
+            assert g.shape == shape

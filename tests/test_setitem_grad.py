@@ -75,3 +75,23 @@ def test_a_tensor_saved_for_backward_then_assigned_into_raises():
     y[0] = 0.0
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         tp.autograd.grad(y.sum(), [w])
+
+
+def test_in_place_through_a_view_of_a_dual_keeps_the_other_tangents():
+    # (found by the fresh-user check: the dual's primal was taken as the root)
+    torch = pytest.importorskip("torch")
+    import torch.autograd.forward_ad as tfw
+    from tensorplay.autograd import forward_ad as fw
+    a, t = [1.0, 2.0, 3.0, 4.0], [1.0, 0.5, 0.25, 2.0]
+    cases = [lambda x: x[0:2].add_(1.0), lambda x: x.__setitem__(0, 5.0),
+             lambda x: x.view(2, 2).t()[0].mul_(2.0)]
+    for case in cases:
+        results = []
+        for M, F in ((tp, fw), (torch, tfw)):
+            with F.dual_level():
+                x = F.make_dual(M.tensor(a), M.tensor(t))
+                case(x)
+                p, tan = F.unpack_dual(x)
+                results.append((p.numpy().copy(), tan.numpy().copy()))
+        for mine, theirs in zip(*results):
+            np.testing.assert_array_equal(mine, theirs)

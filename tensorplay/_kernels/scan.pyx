@@ -63,11 +63,12 @@ cdef void _scan_block(const floating* x, floating* out, Py_ssize_t N, Py_ssize_t
                     out[row * I + k] = out[prev * I + k] + x[row * I + k]
 
 
-def scan_fwd(floating[:, :, ::1] x, floating[:, :, ::1] out, bint prod, bint reverse,
+def scan_fwd(const floating[:, :, ::1] x, floating[:, :, ::1] out, bint prod, bint reverse,
              int n_threads):
     """out := cumulative sum (prod=False) or product of x along axis 1.
 
-    x, out: C-contiguous (O, N, I) arrays of one float dtype, same shape."""
+    x, out: C-contiguous (O, N, I) arrays of one float dtype, same shape (x may be
+    read-only: a broadcast cotangent)."""
     cdef Py_ssize_t O = x.shape[0], N = x.shape[1], I = x.shape[2]
     cdef Py_ssize_t o, c, nc
     cdef int nt
@@ -109,7 +110,7 @@ cdef void _linrec_block(const floating* g, const floating* a, floating* out, Py_
                 out[row * I + k] = g[row * I + k] + a[(row + 1) * I + k] * out[(row + 1) * I + k]
 
 
-def linrec_fwd(floating[:, :, ::1] g, floating[:, :, ::1] a, floating[:, :, ::1] out,
+def linrec_fwd(const floating[:, :, ::1] g, const floating[:, :, ::1] a, floating[:, :, ::1] out,
                bint reverse, int n_threads):
     """out := the linear recurrence of (d) along axis 1 of C-contiguous (O, N, I)
     arrays g, a, out of one float dtype and one shape."""

@@ -25,7 +25,8 @@ remainder           g, remainder_backward_other(g, a, b)        -floor(a/b), PyT
 fmod                g, fmod_backward_other(g, a, b)             -trunc(a/b), PyTorch
 floor_divide        0, 0                                        PyTorch's div(floor)
 copysign            copysign_backward(g, a, b), 0               0 where a == 0
-xlogy               xlogy_backward_input / _other(g, x, y)      0 where x == 0
+xlogy               xlogy_backward_input / _other(g, x, y)      d/dx 0 at x == y == 0;
+                                                                d/dy 0 where x == 0
 lerp                lerp_backward_input(g, w), mul_backward     -
                     (g, w), lerp_backward_weight(g, a, b)
 addcmul             g, addcmul_backward(g, t2), (g, t1)         -
@@ -210,12 +211,13 @@ _copysign = _defelem("copysign", _binary_forward("copysign", _km.copysign_fwd),
                      (lambda g, out, a, b: copysign_backward(g, a, b),
                       lambda g, out, a, b: _zeros(b)))
 
-# xlogy_backward_input(g, x, y) = g log y [x != 0]:  d/dy = g / y [x != 0]
+# xlogy_backward_input(g, x, y) = g log y, 0 at x == y == 0:  d/dy = g / y there too
 # xlogy_backward_other(g, x, y) = g x / y [x != 0]:  d/dx = g / y, d/dy = -f / y
 _xlogy_backward_input = _defelem(
     "xlogy_backward_input", _ternary_forward("xlogy_backward_input", _km.xlogy_vjp_input),
     (lambda u, out, g, x, y: xlogy_backward_input(u, x, y), None,
-     lambda u, out, g, x, y: where(x == 0, 0.0, div_backward(mul_backward(u, g), y))))
+     lambda u, out, g, x, y: where((x == 0) & (y == 0), 0.0,
+                                   div_backward(mul_backward(u, g), y))))
 _xlogy_backward_other = _defelem(
     "xlogy_backward_other", _ternary_forward("xlogy_backward_other", _km.xlogy_vjp_other),
     (lambda u, out, g, x, y: xlogy_backward_other(u, x, y),

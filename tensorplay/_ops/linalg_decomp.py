@@ -327,7 +327,7 @@ def slogdet(A):
     (A,) = _check_slogdet(A)
     _square("linalg.slogdet", A)
     out = apply(_slogdet, (A,), {})
-    sign = Tensor._wrap(np.ascontiguousarray(out._data[..., 0]))
+    sign = Tensor._wrap(np.array(out._data[..., 0]))      # (ascontiguousarray makes 0-d 1-d)
     return SlogdetResult(sign, out[..., 1])
 
 

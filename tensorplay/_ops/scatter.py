@@ -20,10 +20,11 @@ zeros present).  Their second derivatives are not modelled (zero).
 ``index_search.py``.
 
 Index arguments: int64 or int32 tensors (PyTorch takes int32 for index_select,
-index_add, scatter; tensorplay takes it everywhere), negative values count from
-the end where PyTorch allows them (index_select/index_add/... do not in PyTorch
-for out-of-range values; tensorplay checks ``-size <= i < size``).  Indices out of
-range raise IndexError naming the op, the dim and its size.
+index_add, scatter; tensorplay takes it everywhere).  Negative values count from
+the end where PyTorch allows them (``take``, ``index_fill``, ``index_put``); the
+ops PyTorch refuses them in (``index_select``, ``index_add``, ``index_copy``,
+``scatter``, ``scatter_add``, ``scatter_reduce``) raise IndexError for them, as
+out-of-range indices do everywhere (naming the op, the dim and its size).
 """
 import numpy as np
 
@@ -69,6 +70,14 @@ def _vector_index(op, index):
                          f"{index._data.ndim}-D tensor")
 
 
+def _no_negative(op, index, dim, size):
+    """PyTorch refuses negative indices in these ops (the kernels would wrap them)."""
+    idx = index._data
+    if idx.size and idx.min() < 0:
+        raise IndexError(f"{op}(): index {int(idx.min())} is out of bounds for dimension "
+                         f"{dim} with size {size}")
+
+
 # ---------------------------------------------------------------- index_select / take
 _check_index_select = declare(Signature("index_select", TensorArg("input"), DimArg("dim"),
                                         _idx_param()))
@@ -86,6 +95,7 @@ def index_select(input, dim, index):
     """
     input, dim, index = _check_index_select(input, dim, index)
     _vector_index("index_select", index)
+    _no_negative("index_select", index, dim, input._data.shape[dim] if input._data.ndim else 1)
     if input._data.ndim == 0:
         return take_indices(input.reshape(1), (_index_of(index),),
                             "index_select").reshape(())
@@ -112,6 +122,7 @@ def take(input, index):
 # ---------------------------------------------------------------- index_add / copy / fill
 def _index_source_check(op, input, dim, index, source):
     _vector_index(op, index)
+    _no_negative(op, index, dim, input._data.shape[dim] if input._data.ndim else 1)
     _same_dtype(op, input, source, "source")
     xs, ss = input._data.shape, source._data.shape
     n = index._data.size
@@ -213,6 +224,7 @@ def _coords(op, input, dim, index, src):
     shape), and src's leading block of index's shape (a view)."""
     nd = input._data.ndim
     ish = index._data.shape
+    _no_negative(op, index, dim, input._data.shape[dim] if nd else 1)
     if index._data.ndim != nd and not (nd == 0 and index._data.ndim <= 1):
         raise RuntimeError(f"{op}(): index tensor must have the same number of "
                            f"dimensions as input tensor ({nd}), got {index._data.ndim}")

@@ -149,6 +149,11 @@ def make_dual(tensor, tangent, *, level=None):
     if tangent._data.dtype != tensor._data.dtype:
         tangent = tangent.to(tensor.dtype)
     out = _alias(tensor)
+    # The dual shares the primal's storage and version counter, but it is a root
+    # of its own for in-place ops: a write through a view of it must rebase *its*
+    # tangent (the primal has none), not the primal's.
+    out._base = None
+    out._view_chain = None
     out._tangent = tangent
     out._tangent_level = lvl
     return out

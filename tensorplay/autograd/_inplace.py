@@ -249,8 +249,8 @@ def _rebase(self, base, result, record, level):
     rt = _tangent_at(root, level) if level is not None else None
     for r in views[1:]:
         w = r()
-        if w is None or w is self or w._nograd_view:
-            continue
+        if w is None or w is self or w._nograd_view or w._base is not root:
+            continue                # (a dual made from root is a root of its own)
         if record and root._requires_grad:
             w._grad_fn = _replay_graph(root, w._view_chain)
             w._requires_grad = True
