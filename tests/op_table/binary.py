@@ -141,7 +141,8 @@ SPECS = [
          lambda g, a, b: g * np.sign(a) * np.sign(b), ternary_samples(_normal, _AWAY, _AWAY),
          _INTERNAL, smooth=False, args=_GXO, special=False, domain=[(-2.0, 2.0), AWAY, AWAY]),
     _row("xlogy_backward_input", B.xlogy_backward_input,
-         lambda g, x, y: g * np.log(y),
+         lambda g, x, y: np.broadcast_to(g * np.log(y), np.broadcast_shapes(
+             g.shape, x.shape, y.shape)).copy(),
          ternary_samples(_normal, _AWAY, _POS), _INTERNAL, args=_GXO, special=False,
          domain=[(-2.0, 2.0), AWAY, (0.5, 2.0)]),
     _row("xlogy_backward_other", B.xlogy_backward_other, lambda g, x, y: g * x / y,
