@@ -469,3 +469,19 @@ def test_special_values_match_torch(name):
     np.testing.assert_allclose(got[ok], want[ok], rtol=1e-15, atol=0)
     if name != "floor_divide":      # torch's floor_divide(-0.0, x) signs differ by path
         np.testing.assert_array_equal(np.signbit(got[ok]), np.signbit(want[ok]))
+
+
+def test_div_rounding_modes_match_pytorch():
+    a, b = tp.tensor([7, -7, 7, -7]), tp.tensor([2, 2, -2, -2])
+    assert tp.div(a, b, rounding_mode="trunc").tolist() == [3, -3, -3, 3]
+    assert tp.div(a, b, rounding_mode="floor").tolist() == [3, -4, -4, 3]
+    assert tp.div(a, b, rounding_mode="trunc").dtype is tp.int64
+    x = tp.tensor([7.0, -7.0, 7.5, -7.5], requires_grad=True)
+    np.testing.assert_array_equal(tp.div(x, 2.0, rounding_mode="trunc").detach().numpy(),
+                                  np.trunc(x.detach().numpy() / 2))
+    np.testing.assert_array_equal(x.div(2.0, rounding_mode="floor").detach().numpy(),
+                                  np.floor(x.detach().numpy() / 2))
+    (g,) = tp.autograd.grad(tp.div(x, 2.0, rounding_mode="trunc").sum(), [x])
+    assert g.tolist() == [0.0] * 4                 # piecewise constant (PyTorch: 0)
+    with pytest.raises(ValueError, match="rounding_mode"):
+        tp.div(x, 2.0, rounding_mode="round")

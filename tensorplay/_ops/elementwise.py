@@ -653,16 +653,38 @@ def mul(input, other):
     return apply(_mul, (a, b), {})
 
 
-def div(input, other):
+def div(input, other, *, rounding_mode=None):
     """True division ``input / other``; integer operands give the default float dtype.
     Division by zero gives inf or nan (IEEE 754).
 
+    ``rounding_mode`` (PyTorch's): ``None`` true division; ``"floor"`` is
+    ``floor_divide``; ``"trunc"`` rounds toward zero.  Both keep integer dtypes
+    (PyTorch) and have a zero derivative (the result is piecewise constant).
+
     Raises:
         TypeError: an operand that is neither a Tensor nor a number.
-        RuntimeError: shapes that do not broadcast.
+        RuntimeError: shapes that do not broadcast; integer division by zero with
+            a rounding mode.  ValueError: an unknown rounding_mode.
     """
+    if rounding_mode is not None:
+        return _div_rounded(input, other, rounding_mode)
     a, b = _check_div(input, other)
     return apply(_div, (a, b), {})
+
+
+def _div_rounded(input, other, mode):
+    from tensorplay._ops import binary, unary       # (they build on this module)
+    if mode == "floor":
+        return binary.floor_divide(input, other)
+    if mode != "trunc":
+        raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or "
+                         f"'floor' but found {mode!r}")
+    a, b = _check_div(input, other)                # (the checks)
+    if any(isinstance(v, float) or (isinstance(v, Tensor) and v._data.dtype.kind == "f")
+           for v in (input, other)):
+        return unary.trunc(apply(_div, (a, b), {}))
+    # integers: a - fmod(a, b) is an exact multiple of b, so floor division is exact
+    return binary.floor_divide(sub(input, binary.fmod(input, other)), other)
 
 
 def pow(input, exponent):
