@@ -102,9 +102,6 @@ _NOT_IN_TABLE |= {name for fam in pkgutil.iter_modules(ops.__path__)
                   if not fam.name.startswith("_") and fam.name != "registry"
                   for name in getattr(importlib.import_module(f"tensorplay._ops.{fam.name}"),
                                       "NO_PRIMITIVE", ())}
-# index-valued ops (int64 results of data-dependent shape, no primitive): checked
-# in tests/test_indexing.py
-_NOT_IN_TABLE |= {"nonzero", "argwhere", "searchsorted", "bucketize"}
 
 
 # ---------------------------------------------------------------- drawing

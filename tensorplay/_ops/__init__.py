@@ -38,9 +38,6 @@ import pkgutil
 from tensorplay._ops._common import normalize_dim, normalize_dims  # noqa: F401
 from tensorplay._ops.registry import REGISTRY, apply, sum_to_shape  # noqa: F401
 
-# names of the shape module that are internal helpers, not public ops
-_INTERNAL = {"check_index", "getitem_backward", "copy_slices"}
-
 __all__ = []
 METHODS = []
 OPERATORS = {}
@@ -89,7 +86,7 @@ def _collect():
             if callable(fn) and _takes_dim(fn):
                 fn = _with_numpy_aliases(fn)
             globals()[name] = fn
-            if name not in _INTERNAL and name not in getattr(mod, "INTERNAL", ()):
+            if name not in getattr(mod, "INTERNAL", ()):
                 __all__.append(name)
         for name in getattr(mod, "INTERNAL", ()):
             if name in mod.__all__:

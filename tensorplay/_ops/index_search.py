@@ -11,6 +11,8 @@ from tensorplay._ops._validate import BoolArg, Signature, TensorArg, declare
 from tensorplay._tensor import Tensor
 
 __all__ = ["nonzero", "argwhere", "searchsorted", "bucketize"]
+# int64 results of data-dependent shape, no primitive: checked in tests/test_indexing.py
+NO_PRIMITIVE = list(__all__)
 METHODS = ["nonzero", "argwhere"]
 
 _I64 = np.dtype(np.int64)

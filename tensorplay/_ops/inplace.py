@@ -14,6 +14,7 @@ from tensorplay._ops.shape import check_index
 from tensorplay._tensor import Tensor
 
 __all__ = ["copy_slices"]
+INTERNAL = ["copy_slices"]                          # the in-place mechanism's node
 
 _wrap = Tensor._wrap
 _GETITEM = REGISTRY["getitem"]

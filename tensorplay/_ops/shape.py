@@ -25,6 +25,7 @@ from tensorplay._tensor import Tensor
 __all__ = ["reshape", "view", "permute", "transpose", "t", "unsqueeze", "squeeze", "expand",
            "expand_as", "flatten", "view_as", "reshape_as", "getitem", "getitem_backward",
            "check_index", "stack", "clone", "to_dtype"]
+INTERNAL = ["check_index", "getitem_backward"]     # helpers, not tensorplay.<name>
 
 
 def _sizes(args, op):
