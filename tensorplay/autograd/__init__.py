@@ -10,7 +10,7 @@ import numpy as np
 
 from tensorplay.autograd.grad_mode import (enable_grad, is_grad_enabled, no_grad,
                                            set_grad_enabled)
-from tensorplay.autograd.graph import Node, run_backward
+from tensorplay.autograd.graph import Node, edge_key, run_backward
 
 __all__ = ["grad", "backward", "no_grad", "enable_grad", "set_grad_enabled",
            "is_grad_enabled", "gradcheck", "GradcheckError", "Node", "forward_ad",
@@ -48,7 +48,7 @@ def _as_tuple(x, name):
 
 
 def _key(t):
-    return t._grad_fn if t._grad_fn is not None else t
+    return edge_key(t)
 
 
 def _no_grad_error(msg):
