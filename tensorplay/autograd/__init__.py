@@ -11,10 +11,11 @@ import numpy as np
 from tensorplay.autograd.grad_mode import (enable_grad, is_grad_enabled, no_grad,
                                            set_grad_enabled)
 from tensorplay.autograd.graph import Node, edge_key, run_backward
+from tensorplay.autograd.function import Function, FunctionCtx, once_differentiable
 
 __all__ = ["grad", "backward", "no_grad", "enable_grad", "set_grad_enabled",
            "is_grad_enabled", "gradcheck", "GradcheckError", "Node", "forward_ad",
-           "functional"]
+           "functional", "Function", "FunctionCtx", "once_differentiable"]
 
 
 class _Late:
