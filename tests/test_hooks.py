@@ -475,3 +475,37 @@ def test_save_on_cpu():
     z.backward()
     v = np.array([0.3, 0.7])
     np.testing.assert_allclose(npy(x.grad), np.cos(v) * v + np.sin(v))
+
+
+def test_retain_grad_follows_inplace():
+    # PyTorch moves retain_grad to the new grad_fn: .grad is w.r.t. the new value
+    x = leaf([1.0, 2.0])
+    y = x * 2
+    y.retain_grad()
+    y.mul_(3)
+    assert y.retains_grad
+    (y * y).sum().backward()       # d/dy_new = 2 y_new = 12x
+    np.testing.assert_allclose(npy(y.grad), [12.0, 24.0])
+    np.testing.assert_allclose(npy(x.grad), [72.0, 144.0])
+
+
+def test_hook_before_inplace_through_view():
+    x = leaf([1.0, 2.0])
+    y = x * 1
+    seen = []
+    y.register_hook(lambda g: seen.append(npy(g).copy()))
+    y[0].mul_(5)
+    y.sum().backward()
+    np.testing.assert_allclose(seen[0], [5.0, 1.0])       # d sum / d y_old (torch too)
+
+
+def test_backward_inputs_non_leaf_retains_grad():
+    x = leaf([1.0, 2.0])
+    y = x * 2
+    (y * y).sum().backward(inputs=[y], retain_graph=True)
+    assert y.retains_grad                      # PyTorch's side effect
+    np.testing.assert_allclose(npy(y.grad), [4.0, 8.0])
+    assert x.grad is None
+    (y * y).sum().backward()                   # later passes fill y.grad too
+    np.testing.assert_allclose(npy(y.grad), [8.0, 16.0])
+    np.testing.assert_allclose(npy(x.grad), [8.0, 16.0])

@@ -301,7 +301,8 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
         retain_graph (bool, optional): defaults to ``create_graph``.
         create_graph (bool): make the accumulated ``.grad`` differentiable.
         inputs (Tensor, GradientEdge or sequence, optional): accumulate only into
-            these tensors (leaves or not) instead of every leaf.  A leaf's
+            these tensors (leaves or not) instead of every leaf; a non-leaf gets
+            ``retain_grad()`` called on it, as in PyTorch.  A leaf's
             GradientEdge accumulates into the leaf's ``.grad``; a non-leaf's
             computes the gradient flowing into it (its hooks run) and stores it
             nowhere, as in PyTorch.
@@ -338,6 +339,11 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
                 by_key[id(key)] = (t, key)
         inputs = [t for t, _ in by_key.values()]
         keys = [k for _, k in by_key.values()]
+        for t in inputs:
+            if t is not None and t._grad_fn is not None:
+                # a non-leaf: PyTorch calls retain_grad() on it, which fills .grad
+                # during the pass (after its hooks) and in later passes too
+                graph.retain_grad(t)
     else:
         keys = None
     found = run_backward([_key(t) for t in roots], root_grads, keys,
@@ -348,7 +354,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
         targets = [(t, g) for t, g in found.values() if t._requires_grad]
     else:
         targets = [(t, found[id(k)][1] if id(k) in found else None)
-                   for t, k in zip(inputs, keys) if t is not None]
+                   for t, k in zip(inputs, keys) if t is not None and t._grad_fn is None]
     for t, g in targets:
         if g is None:
             continue

@@ -240,6 +240,8 @@ def run_backward(roots, root_grads, targets, *, retain_graph, create_graph):
     Returns:
         dict mapping ``id(key)`` to ``(key, cotangent)`` for the targets reached.
     """
+    if _RETAINERS:
+        _refresh_retains()
     return _run_backward(roots, root_grads, targets, retain_graph, create_graph)
 
 
@@ -464,11 +466,34 @@ def retain_grad(t):
     if th.retains:
         return
     th.retains = True
+    import weakref
+    key = id(t)
+    ref = weakref.ref(t, lambda r: _RETAINERS.pop(key, None))
+    _RETAINERS[key] = ref
+    _retain_on(node, ref, t)
+
+
+def _retain_on(node, ref, t):
     ex = _extra(node)
     if ex.retains is None:
         ex.retains = {}
-    import weakref
-    ex.retains[_output_nr(t)] = weakref.ref(t)
+    ex.retains[_output_nr(t)] = ref
+
+
+# id -> weak reference of every live tensor that retains its grad: an in-place op
+# gives such a tensor a new grad_fn, and, as in PyTorch, the retain_grad moves to
+# it (checked once per backward call, only while such tensors exist)
+_RETAINERS = {}
+
+
+def _refresh_retains():
+    for ref in list(_RETAINERS.values()):
+        t = ref()
+        if t is None or t._grad_fn is None:
+            continue
+        ex = t._grad_fn.hooks
+        if ex is None or not ex.retains or ex.retains.get(_output_nr(t)) is not ref:
+            _retain_on(t._grad_fn, ref, t)
 
 
 def register_post_accumulate_grad_hook(t, fn):
@@ -590,7 +615,7 @@ def _run_hooked(node, g, grads, reaches, target_set, results, retain_graph,
     needed = [e is not None and reaches[e] for e in edges]
     if True not in needed:
         if not retain_graph:
-            _release_hooked(node)
+            _release_hooked(node)   # as the inline path does (and PyTorch)
         return
     grad_outputs = (g,)
     if ex is not None and ex.pre:
