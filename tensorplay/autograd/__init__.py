@@ -13,7 +13,7 @@ from tensorplay.autograd.grad_mode import (enable_grad, is_grad_enabled, no_grad
 from tensorplay.autograd import graph
 from tensorplay.autograd.anomaly_mode import (detect_anomaly, is_anomaly_check_nan_enabled,
                                               is_anomaly_enabled, set_detect_anomaly)
-from tensorplay.autograd.graph import GradientEdge, Node, edge_key, run_backward
+from tensorplay.autograd.graph import GradientEdge, Node, gradient_edge_key, run_backward
 
 __all__ = ["grad", "backward", "no_grad", "enable_grad", "set_grad_enabled",
            "is_grad_enabled", "gradcheck", "GradcheckError", "Node", "forward_ad",
@@ -54,15 +54,15 @@ def _as_tuple(x, name):
 
 def _key(t):
     if type(t) is GradientEdge:
-        return edge_key(t, "autograd")[0]
+        return gradient_edge_key(t, "autograd")[0]
     return t._grad_fn if t._grad_fn is not None else t
 
 
 def _check_input(t, i, op):
     """``inputs[i]`` of grad()/backward(): a Tensor that requires grad, or a
-    GradientEdge (checked by ``edge_key``)."""
+    GradientEdge (checked by ``gradient_edge_key``)."""
     if type(t) is GradientEdge:
-        edge_key(t, op)
+        gradient_edge_key(t, op)
         return
     if not hasattr(t, "_requires_grad"):
         raise TypeError(f"{op}: all inputs have to be Tensors or GradientEdges, but "
@@ -147,7 +147,7 @@ def _edge_grad(edge, i, g, is_grads_batched, op):
     """The cotangent for output ``i``, a GradientEdge: ``g`` checked against the
     edge's shape when known, or ones when the edge carries one element."""
     Tensor = _late().Tensor
-    meta = edge_key(edge, op)[1]
+    meta = gradient_edge_key(edge, op)[1]
     if g is None:
         if meta is None or int(np.prod(meta[0])) != 1:
             raise RuntimeError(f"{op}: grad can be implicitly created only for scalar "
@@ -172,7 +172,7 @@ def _edge_grad(edge, i, g, is_grads_batched, op):
 def _zeros_for(t):
     """Zeros shaped like input ``t`` (a Tensor or a GradientEdge)."""
     if type(t) is GradientEdge:
-        meta = edge_key(t, "grad()")[1]
+        meta = gradient_edge_key(t, "grad()")[1]
         if meta is None:
             raise RuntimeError("grad(): materialize_grads=True needs the shape of an unused "
                                "GradientEdge input; make the edge with get_gradient_edge()")

@@ -941,7 +941,7 @@ def _edge_meta_store():
     return _EDGE_META
 
 
-def edge_key(edge, what):
+def gradient_edge_key(edge, what):
     """The engine's graph key for ``edge`` and ``(shape, ndarray dtype)`` of the
     gradient flowing through it (``None`` when unknown: an edge built by hand).
 
