@@ -13,12 +13,15 @@ from tensorplay.autograd.grad_mode import (enable_grad, is_grad_enabled, no_grad
 from tensorplay.autograd import graph
 from tensorplay.autograd.anomaly_mode import (detect_anomaly, is_anomaly_check_nan_enabled,
                                               is_anomaly_enabled, set_detect_anomaly)
-from tensorplay.autograd.graph import GradientEdge, Node, gradient_edge_key, run_backward
+from tensorplay.autograd.function import Function, FunctionCtx, once_differentiable
+from tensorplay.autograd.graph import (GradientEdge, Node, edge_key, gradient_edge_key,
+                                       run_backward)
 
 __all__ = ["grad", "backward", "no_grad", "enable_grad", "set_grad_enabled",
            "is_grad_enabled", "gradcheck", "GradcheckError", "Node", "forward_ad",
-           "functional", "graph", "detect_anomaly", "set_detect_anomaly",
-           "is_anomaly_enabled", "is_anomaly_check_nan_enabled"]
+           "functional", "Function", "FunctionCtx", "once_differentiable", "graph",
+           "detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled",
+           "is_anomaly_check_nan_enabled"]
 
 
 class _Late:
@@ -55,7 +58,7 @@ def _as_tuple(x, name):
 def _key(t):
     if type(t) is GradientEdge:
         return gradient_edge_key(t, "autograd")[0]
-    return t._grad_fn if t._grad_fn is not None else t
+    return edge_key(t)
 
 
 def _check_input(t, i, op):
