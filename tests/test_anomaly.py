@@ -133,3 +133,26 @@ def test_values_unchanged_in_mode():
             (x.exp() * x).sum().backward()
     v = np.array([0.5, 1.5])
     np.testing.assert_allclose(x.grad.detach().numpy(), np.exp(v) * (1 + v))
+
+
+class NanBackward(autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x * 1.0
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * float("nan")
+
+
+def test_custom_function_nan_is_named():
+    x = leaf([1.0])
+    with pytest.warns(UserWarning):
+        with autograd.detect_anomaly():
+            y = NanBackward.apply(x)
+            with pytest.raises(RuntimeError) as info:
+                y.sum().backward()
+    msg = str(info.value)
+    assert msg.startswith("Function 'NanBackwardBackward' returned nan values in its 0th "
+                          "output.")
+    assert "y = NanBackward.apply(x)" in msg

@@ -509,3 +509,94 @@ def test_backward_inputs_non_leaf_retains_grad():
     (y * y).sum().backward()                   # later passes fill y.grad too
     np.testing.assert_allclose(npy(y.grad), [8.0, 16.0])
     np.testing.assert_allclose(npy(x.grad), [8.0, 16.0])
+
+
+# ------------------------------------------------------------ custom Function nodes
+class Split2(autograd.Function):
+    """(2x, 3x^2): d/dx of <(g1, g2), out> = 2 g1 + 6x g2."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * 2, x * x * 3
+
+    @staticmethod
+    def backward(ctx, g1, g2):
+        x, = ctx.saved_tensors
+        return g1 * 2 + g2 * 6 * x
+
+
+class Exp(autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        y = x.exp()
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx, g):
+        y, = ctx.saved_tensors
+        return g * y
+
+
+def test_hooks_on_custom_function_outputs_and_node():
+    x = leaf([1.0, 2.0])
+    a, b = Split2.apply(x)
+    log = []
+    b.register_hook(lambda g: (log.append(("b", npy(g).tolist())), g * 2)[1])
+    a.retain_grad()
+    b.retain_grad()
+    node = a.grad_fn
+    assert node is b.grad_fn
+    node.register_prehook(lambda go: (log.append(("pre", [None if g is None else
+                                                          npy(g).tolist() for g in go])),
+                                      None)[1])
+    node.register_hook(lambda gi, go: (log.append(("post", npy(gi[0]).tolist())),
+                                       (gi[0] + 1,))[1])
+    loss = (a * 5).sum() + (b * 1).sum()       # g1 = 5, g2 = 1 -> 2 by the hook
+    loss.backward()
+    v = np.array([1.0, 2.0])
+    want = 2 * 5 + 6 * v * 2
+    assert log == [("b", [1.0, 1.0]), ("pre", [[5.0, 5.0], [2.0, 2.0]]),
+                   ("post", want.tolist())]
+    np.testing.assert_allclose(npy(x.grad), want + 1)
+    np.testing.assert_allclose(npy(a.grad), [5.0, 5.0])
+    np.testing.assert_allclose(npy(b.grad), [2.0, 2.0])
+
+
+def test_custom_function_output_without_gradient_prehook_sees_none():
+    x = leaf([1.0])
+    a, b = Split2.apply(x)
+    seen = []
+    a.grad_fn.register_prehook(lambda go: seen.append(tuple(g is None for g in go)))
+    b.sum().backward()
+    assert seen == [(True, False)]
+    assert x.grad.item() == pytest.approx(6.0)
+
+
+def test_gradient_edge_of_custom_function_output():
+    from tensorplay.autograd.graph import get_gradient_edge
+    x = leaf([1.0, 2.0])
+    a, b = Split2.apply(x)
+    e = get_gradient_edge(b)
+    assert e.node is b.grad_fn and e.output_nr == 1
+    loss = (a * b).sum()                       # d/db = a = 2x
+    g, = autograd.grad(loss, e, retain_graph=True)
+    np.testing.assert_allclose(npy(g), [2.0, 4.0])
+    g, = autograd.grad(e, x, tp.ones(2, dtype=F64))            # d(3x^2)/dx = 6x
+    np.testing.assert_allclose(npy(g), [6.0, 12.0])
+    with pytest.raises(RuntimeError, match="has 2 outputs"):
+        autograd.grad(loss, autograd.graph.GradientEdge(e.node, 2))
+
+
+def test_saved_tensor_hooks_on_custom_function():
+    x = leaf([0.5, 1.0])
+    c = Counting()
+    with saved_tensors_hooks(c.pack, c.unpack):
+        y = Exp.apply(x)                       # saves its own output
+        a, b = Split2.apply(x)                 # saves its input
+    assert c.packed == 2
+    (y.sum() + b.sum()).backward()
+    assert c.unpacked == 2
+    v = np.array([0.5, 1.0])
+    np.testing.assert_allclose(npy(x.grad), np.exp(v) + 6 * v)

@@ -1032,8 +1032,8 @@ class _Packed:
     """A saved tensor given to a pack hook: what the hook returned, the unpack
     hook, and what rebuilding it into the graph needs (its version counter and
     the version at save time, its grad_fn, requires_grad, tangent)."""
-    __slots__ = ("packed", "unpack", "counter", "version", "grad_fn", "requires_grad",
-                 "tangent")
+    __slots__ = ("packed", "unpack", "counter", "version", "grad_fn", "output_nr",
+                 "requires_grad", "leaf", "tangent", "own_output")
 
 
 def pack_saved(t, hooks):
@@ -1064,16 +1064,32 @@ def pack_saved(t, hooks):
                            "on the input to a pack hook.")
     rec.unpack = unpack
     rec.grad_fn = t._grad_fn
+    rec.output_nr = _output_nr(t)
     rec.requires_grad = t._requires_grad
+    # a leaf that requires grad (kept alive by the graph's edges anyway): double
+    # backward through the unpacked value must reach it
+    rec.leaf = t if t._grad_fn is None and t._requires_grad else None
     rec.tangent = None if t._tangent is None else (t._tangent, t._tangent_level)
+    rec.own_output = None
     return rec
 
 
-def unpack_saved(rec, name, what, leaf=None):
+def pack_own_output(node, t, j, hooks):
+    """``pack_saved`` for output ``j`` of ``node`` itself (a custom Function's
+    ``save_for_backward`` of its result): the record does not hold the node."""
+    rec = pack_saved(t, hooks)
+    rec.grad_fn = None
+    rec.own_output = j
+    return rec
+
+
+def unpack_saved(rec, name, what, node=None):
     """The Tensor a VJP rule reads for packed ``rec``: the unpack hook's values,
     placed back in the graph where the saved tensor was (its grad_fn; for a leaf
     that requires grad, under grad mode, a ``CloneBackward0`` onto ``leaf`` so
     double backward reaches it).
+
+    ``node``: the node whose own output ``rec`` is, if so (``pack_own_output``).
 
     Raises:
         RuntimeError: the saved tensor was modified in place after it was saved.
@@ -1090,11 +1106,16 @@ def unpack_saved(rec, name, what, leaf=None):
                         f"got result of type {type(u).__name__} ({what} of {name})")
     v = _wrap(u._data)
     v._version = rec.counter
-    if rec.grad_fn is not None:
+    if rec.own_output is not None:
+        if rec.requires_grad:
+            node.set_output(v, rec.own_output)
+    elif rec.grad_fn is not None:
         v._grad_fn = rec.grad_fn
+        if type(rec.grad_fn) is not Node:
+            v._output_nr = rec.output_nr
         v._requires_grad = True
-    elif rec.requires_grad and leaf is not None and STATE.grad_enabled:
-        _clone_onto(leaf, v)
+    elif rec.leaf is not None and STATE.grad_enabled:
+        _clone_onto(rec.leaf, v)
     if rec.tangent is not None:
         v._tangent, v._tangent_level = rec.tangent
     return v
@@ -1134,12 +1155,8 @@ def _unpack_any(node):
         raise RuntimeError(_FREED_MSG.format(name=op.node_name))
     name = op.node_name
     if ex.packed_in is not None:
-        edges = node.next_edges
-        inputs = []
-        for i, rec in enumerate(ex.packed_in):
-            e = edges[i]
-            leaf = e if e is not None and type(e) is not Node else None
-            inputs.append(unpack_saved(rec, name, f"input {i}", leaf))
+        inputs = [unpack_saved(rec, name, f"input {i}")
+                  for i, rec in enumerate(ex.packed_in)]
     else:
         inputs = [_Meta(s, d) for s, d in node.in_meta]
     out = None
