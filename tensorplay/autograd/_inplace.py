@@ -40,6 +40,7 @@ from tensorplay._ops.inplace import _copy_slices, _zeros, copy_slices
 from tensorplay._ops.registry import REGISTRY, apply
 from tensorplay._tensor import Tensor, _check_narrowing
 from tensorplay.autograd.grad_mode import STATE
+from tensorplay.autograd import graph as _graph
 from tensorplay.autograd.graph import Node
 
 __all__ = ["inplace", "commit", "check_target", "bump"]
@@ -62,6 +63,11 @@ def inplace(self, name, fn, args, kwargs):
         # nothing will be recorded: no alias needed (optimiser steps land here)
         return commit(self, name, _call(fn, name, self, args, kwargs), None, False)
     alias = _alias(self)
+    if _graph._RECORD_EXTRA and _graph._current_saved_hooks() is not None:
+        # a saved-tensor pack hook may keep the alias's memory without the alias
+        # (``t.detach()``), which the reference count below cannot see: the op
+        # reads a copy of the old values instead (PyTorch clones ``self`` there)
+        alias._data = np.array(alias._data, order="K", copy=True)
     args = tuple([alias if a is self else a for a in args])
     before = sys.getrefcount(alias)
     result = _call(fn, name, alias, args, kwargs)

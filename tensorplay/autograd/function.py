@@ -28,6 +28,7 @@ import functools
 import inspect
 from weakref import ref as _weakref
 
+from tensorplay.autograd import graph as _graph
 from tensorplay.autograd.grad_mode import STATE, no_grad
 from tensorplay.autograd.graph import MultiNode, edge_key
 
@@ -167,12 +168,17 @@ class BackwardCFunction(MultiNode, FunctionCtx):
             self._saved = ()
             return
         saved = []
+        hooks = _graph._current_saved_hooks() if _graph._RECORD_EXTRA else None
         for t in to_save:
             if t is None:
                 saved.append(None)
                 continue
             j = _index_of(outputs, t)
-            if j is not None and t._grad_fn is self:
+            if hooks is not None:       # saved-tensor hooks (graph.saved_tensors_hooks)
+                own = j is not None and t._grad_fn is self
+                saved.append(_graph.pack_own_output(self, t, j, hooks) if own
+                             else _graph.pack_saved(t, hooks))
+            elif j is not None and t._grad_fn is self:
                 tan = (t._tangent, t._tangent_level) if t._tangent is not None else None
                 saved.append((None, j, t._data, t._version, t._version[0], tan,
                               t._requires_grad))
@@ -191,6 +197,9 @@ class BackwardCFunction(MultiNode, FunctionCtx):
         for i, rec in enumerate(saved):
             if rec is None:
                 out.append(None)
+                continue
+            if type(rec) is _graph._Packed:
+                out.append(_graph.unpack_saved(rec, self.name(), f"saved tensor {i}", self))
                 continue
             t, j, data, counter, v, tan, req = rec
             if counter[0] != v:
