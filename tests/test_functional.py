@@ -536,3 +536,16 @@ def test_functional_benchmarks_run_once():
     h.setup(bench.SIZES[0], "tensorplay")
     np.testing.assert_allclose(npy(F.hvp(h.f, h.x, h.v)[1]), npy(F.vhp(h.f, h.x, h.v)[1]),
                                rtol=1e-10, atol=1e-14)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_jvp_inside_a_dual_level(rng, mode):
+    # forward mode over jvp (create_graph keeps the outer tangent): for f = x^3,
+    # J v = 3 x^2 v, whose derivative along t is 6 x t v
+    xv, vv, tv = rng.standard_normal((3, 3))
+    with forward_ad.dual_level():
+        x = forward_ad.make_dual(const(xv), const(tv))
+        _, j = F.jvp(lambda a: a ** 3, x, const(vv), create_graph=True, mode=mode)
+        p, t = forward_ad.unpack_dual(j)
+        np.testing.assert_allclose(npy(p), 3 * xv ** 2 * vv, rtol=1e-14)
+        np.testing.assert_allclose(npy(t), 6 * xv * tv * vv, rtol=1e-14)

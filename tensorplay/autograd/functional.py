@@ -383,6 +383,8 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False, mode="reversed")
     give them.  Such a function therefore runs twice up to its first grad call
     (side effects there happen twice).  With ``create_graph`` or ``strict`` (which
     finds unused inputs on the reverse graph) the graph is recorded from the start.
+    Inside an active dual level (forward mode over ``jvp``; the engine has one
+    level) ``mode="forward"`` computes as ``mode="reversed"``.
 
     Returns:
         ``(func_output, jvp)``: each a Tensor when ``func`` returns a Tensor, a tuple
@@ -430,6 +432,10 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False, mode="reversed")
 def _jvp_forward(func, inputs, v, create_graph, strict=False):
     """Forward-mode JVP: ``(is_outputs_tuple, outputs, tangents)`` (None where an
     output has no tangent)."""
+    if STATE.fw_level is not None:
+        # forward mode over this jvp: the engine has one dual level, so the
+        # double-backward trick, with the outer tangents flowing through it
+        return _jvp_reversed(func, inputs, v, create_graph, strict)
     # Graph-free first (docs/DECISIONS.md, "functional.jvp(mode='forward')"): a
     # node per op and, through rules that read `out`, a reference cycle per call
     # (out -> grad_fn -> saved tangent -> its grad_fn -> out) would buy nothing
