@@ -385,3 +385,29 @@ def test_against_torch_func(rng):
     _, tjv = TF.jvp(g, (torch.tensor(xv),), (torch.tensor(tv),))
     for a, b in zip(jv, tjv):
         np.testing.assert_allclose(npy(a), b.numpy(), rtol=1e-12, atol=1e-13)
+
+
+def test_transforms_work_under_no_grad(rng):
+    # torch.func's rule: a transform ignores an outer no_grad (its result is plain)
+    xv, wv = rng.standard_normal((2, 3))
+    w = tp.tensor(wv, requires_grad=True)
+    with tp.no_grad():
+        g = func.grad(lambda x: (x * w).sin().sum())(const(xv))
+        h = func.hessian(lambda x: (x ** 3).sum())(const(xv))
+        (vj,) = func.vjp(lambda x: x.exp(), const(xv))[1](const(np.ones(3)))
+    assert not g.requires_grad and not h.requires_grad and not vj.requires_grad
+    np.testing.assert_allclose(npy(g), wv * np.cos(xv * wv), rtol=1e-14)
+    np.testing.assert_allclose(npy(h), np.diag(6 * xv), rtol=1e-14)
+    np.testing.assert_allclose(npy(vj), np.exp(xv), rtol=1e-15)
+
+
+def test_vjp_fn_and_jvp_fn_are_differentiable_in_their_vectors(rng):
+    xv, cv = rng.standard_normal(3), rng.standard_normal(2)
+    Am = const(A)
+    _, vjp_fn = func.vjp(lambda x: (Am @ x).sin(), const(xv))
+    # d/dc sum(J^T c) = J 1, J = diag(cos(A x)) A
+    g = func.grad(lambda c: vjp_fn(c)[0].sum())(const(cv))
+    np.testing.assert_allclose(npy(g), np.cos(A @ xv) * (A @ np.ones(3)), rtol=1e-14)
+    _, jvp_fn = func.linearize(lambda x: (Am @ x).sin(), const(xv))
+    g = func.grad(lambda t: (jvp_fn(t) * const(cv)).sum())(const(np.ones(3)))
+    np.testing.assert_allclose(npy(g), A.T @ (np.cos(A @ xv) * cv), rtol=1e-14)

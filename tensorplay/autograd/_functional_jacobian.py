@@ -72,8 +72,10 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False,
     Returns:
         Tensor of shape ``output.shape + input.shape`` for one input and one
         output; a tuple over inputs (one output) or over outputs (one input); a
-        tuple over outputs of tuples over inputs when both are tuples.  The dtype
-        is the output's.
+        tuple over outputs of tuples over inputs when both are tuples.  A block's
+        dtype is its input's in reverse mode (gradients take their input's
+        dtype) and its output's in forward mode (tangents take their output's),
+        as in PyTorch; they differ only when inputs and outputs do.
 
     Raises:
         AssertionError: an unknown ``strategy`` (PyTorch's exception type).

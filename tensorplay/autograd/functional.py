@@ -250,20 +250,36 @@ def _own(t):
     return t if t._data.flags.writeable else t.clone()
 
 
+def _edge_key(t):
+    """The engine's graph key of Tensor ``t``: ``graph.edge_key`` where the engine
+    has one (outputs of multi-output nodes are keyed by a port), else its Node, or
+    ``t`` itself for a leaf."""
+    from tensorplay.autograd import graph
+    key = getattr(graph, "edge_key", None)
+    if key is not None:
+        return key(t)
+    return t if t._grad_fn is None else t._grad_fn
+
+
 def _graph_keys(roots):
-    """The graph keys (Nodes, and leaf Tensors that require grad) the reverse graphs
-    of ``roots`` reach, as ``{id(key): key}``."""
+    """The graph keys (nodes, ports, and leaf Tensors that require grad) the
+    reverse graphs of ``roots`` reach, as ``{id(key): key}``.  A port (a tuple
+    ``(node, output_nr)``) leads to its node; any other key without
+    ``next_edges`` is kept, unexplored (callers treat it as opaque)."""
     from tensorplay._tensor import Tensor
     seen = {}
-    stack = [r._grad_fn if r._grad_fn is not None else r for r in roots
-             if r is not None and r._requires_grad]
+    stack = [_edge_key(r) for r in roots if r is not None and r._requires_grad]
     while stack:
         key = stack.pop()
         if id(key) in seen:
             continue
         seen[id(key)] = key
-        if not isinstance(key, Tensor):
-            stack.extend(e for e in getattr(key, "next_edges", ()) if e is not None)
+        if isinstance(key, Tensor):
+            continue
+        if isinstance(key, tuple):
+            stack.append(key[0])
+            continue
+        stack.extend(e for e in getattr(key, "next_edges", ()) if e is not None)
     return seen
 
 
@@ -285,8 +301,8 @@ def _grad_with_tangents(out, inputs, create_graph):
         return (None,) * len(inputs)
     from tensorplay._creation import ones_like
     from tensorplay.autograd.graph import run_backward
-    keys = [t if t._grad_fn is None else t._grad_fn for t in inputs]
-    root = out if out._grad_fn is None else out._grad_fn
+    keys = [_edge_key(t) for t in inputs]
+    root = _edge_key(out)
     found = run_backward([root], [ones_like(out)], keys, retain_graph=False,
                          create_graph=False)
     return tuple(found[id(k)][1] if id(k) in found else None for k in keys)
@@ -472,7 +488,7 @@ def _jvp_forward(func, inputs, v, create_graph, strict=False):
                                    f"running in strict mode.")
         reached = _graph_keys(outputs)
         for i, p in enumerate(prepared):
-            if id(p if p._grad_fn is None else p._grad_fn) not in reached:
+            if id(_edge_key(p)) not in reached:
                 raise RuntimeError(f"jvp(): The output of the user-provided function is "
                                    f"independent of input {i}. This is not allowed in "
                                    f"strict mode.")

@@ -119,8 +119,11 @@ def _tracked(fresh, outputs):
     if len(mine) < len(fresh):
         return True                     # an argument that requires grad: a view of it
     for key in _F._graph_keys(outputs).values():
-        if isinstance(key, Tensor) and id(key) not in mine:
-            return True
+        if isinstance(key, Tensor):
+            if id(key) not in mine:
+                return True
+        elif not isinstance(key, tuple) and not hasattr(key, "next_edges"):
+            return True                 # a node the walk cannot see through
     return False
 
 
