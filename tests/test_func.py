@@ -411,3 +411,25 @@ def test_vjp_fn_and_jvp_fn_are_differentiable_in_their_vectors(rng):
     _, jvp_fn = func.linearize(lambda x: (Am @ x).sin(), const(xv))
     g = func.grad(lambda t: (jvp_fn(t) * const(cv)).sum())(const(np.ones(3)))
     np.testing.assert_allclose(npy(g), A.T @ (np.cos(A @ xv) * cv), rtol=1e-14)
+
+
+def test_top_level_results_are_plain_and_captured_tensors_keep_their_graph(rng):
+    xv, vv, wv = rng.standard_normal((3, 3))
+    x, v = const(xv), const(vv)
+    cube = lambda a: (a ** 3).sum()  # noqa: E731
+    results = [func.hessian(cube)(x), func.jvp(func.grad(cube), (x,), (v,))[1],
+               func.jacfwd(func.jacrev(tp.sin))(x), func.jacfwd(func.jacfwd(tp.sin))(x),
+               func.jacrev(func.jacrev(tp.sin))(x), func.grad(func.grad(tp.sin))(x[0]),
+               func.linearize(func.grad(cube), x)[1](v)]
+    for r in results:
+        assert not r.requires_grad and r.grad_fn is None
+    # a captured tensor that requires grad: the Hessian stays differentiable in it
+    w = tp.tensor(wv, requires_grad=True)
+    h = func.hessian(lambda a: ((a * w) ** 3).sum())(x)           # diag(6 x w^3)
+    np.testing.assert_allclose(npy(h), np.diag(6 * xv * wv ** 3), rtol=1e-14)
+    (gw,) = tp.autograd.grad(h.sum(), w)
+    np.testing.assert_allclose(npy(gw), 18 * xv * wv ** 2, rtol=1e-14)
+    _, jv = func.jvp(lambda a: (a * w).sin(), (x,), (v,))           # cos(x w) w v
+    (gw,) = tp.autograd.grad(jv.sum(), w)
+    np.testing.assert_allclose(npy(gw), (-np.sin(xv * wv) * xv * wv + np.cos(xv * wv)) * vv,
+                               rtol=1e-14)

@@ -11,12 +11,15 @@ tensors (forward mode); none has machinery of its own.  How they compose:
 * **Graph kept only when someone outside needs it.**  The inner reverse pass runs
   with ``create_graph=True`` exactly when its result may be differentiated again:
   a dual level is active (forward mode over this transform), or grad mode is on
-  and the function's graph reaches a tensor requiring grad that the transform did
-  not make (an argument that requires grad, a tensor captured from an enclosing
-  transform, a model parameter captured by closure).  Otherwise the results are
-  plain detached tensors, as ``torch.func`` gives them at top level.  So
-  ``grad(grad(f))``, ``jacfwd(jacrev(f))``, ``vjp`` of ``grad``, and a gradient
-  penalty ``func.grad(D)(x)`` backpropagated into ``D``'s parameters all work.
+  and the function's graph reaches a leaf requiring grad that the transform did
+  not make (an argument that requires grad, an input of an enclosing transform
+  still running, a model parameter captured by closure).  Leaves made by
+  transform calls that have returned are ignored (``_OWNED``): nobody can ask for
+  a gradient with respect to them.  Otherwise the results are plain detached
+  tensors, as ``torch.func`` gives them at top level.  So ``grad(grad(f))``,
+  ``jacfwd(jacrev(f))``, ``vjp`` of ``grad``, and a gradient penalty
+  ``func.grad(D)(x)`` backpropagated into ``D``'s parameters all work, and
+  ``hessian(f)(x)`` returns a plain tensor.
 * **Forward mode has one level.**  The engine supports one active dual level
   (PyTorch's forward AD does not nest either); a forward-mode transform that
   starts while one is active (``jacfwd(jacfwd(f))``, ``jvp`` of ``jvp``)
@@ -27,7 +30,10 @@ tensors (forward mode); none has machinery of its own.  How they compose:
 Pytrees: arguments in ``argnums``, outputs, cotangents and tangents may be
 tuples, lists, namedtuples and dicts of Tensors (``_pytree.py``).
 """
+import contextlib
 import functools
+import threading
+import weakref
 
 import numpy as np
 
@@ -68,6 +74,61 @@ def _norm_argnums(argnums, nargs):
     return norm, False
 
 
+# The leaves the transforms make (fresh inputs, dummy cotangents), by id, as
+# ``[weak reference, retired]``.  A leaf is retired when the transform call that
+# made it returns: a result whose graph reaches only retired leaves (and the
+# current call's own) needs no graph for anybody, since nobody can ask for a
+# gradient with respect to them.  The leaves of a call still running (an
+# enclosing transform's inputs) are live: reaching one means keeping the graph.
+# An id-keyed dict, not a WeakSet: a set would compare Tensors with ``==``.
+_OWNED = {}
+
+
+class _Scopes(threading.local):
+    def __init__(self):
+        self.stack = []          # per running transform call: the entries it made
+
+
+_SCOPES = _Scopes()
+
+
+def _owned(t):
+    """Register ``t``, a leaf the running transform call made."""
+    i = id(t)
+    entry = [weakref.ref(t, lambda _, i=i: _OWNED.pop(i, None)), False]
+    _OWNED[i] = entry
+    if _SCOPES.stack:
+        _SCOPES.stack[-1].append(entry)
+    return t
+
+
+def _is_retired(t):
+    entry = _OWNED.get(id(t))
+    return entry is not None and entry[1] and entry[0]() is t
+
+
+@contextlib.contextmanager
+def _scope():
+    """One transform call: the leaves made inside retire when it ends."""
+    made = []
+    _SCOPES.stack.append(made)
+    try:
+        yield
+    finally:
+        _SCOPES.stack.pop()
+        for entry in made:
+            entry[1] = True
+
+
+def _scoped(fn):
+    """Run each call of ``fn`` in a ``_scope``."""
+    @functools.wraps(fn)
+    def inner(*args, **kwargs):
+        with _scope():
+            return fn(*args, **kwargs)
+    return inner
+
+
 def _fresh(t, where):
     """The tensor a transform differentiates with respect to, made from ``t``."""
     Tensor = _tensor_cls()
@@ -80,7 +141,7 @@ def _fresh(t, where):
     if t._requires_grad:
         with enable_grad():
             return t.view_as(t)
-    return _F._leaf_keeping_tangent(t)
+    return _owned(_F._leaf_keeping_tangent(t))
 
 
 def _diff_args(args, argnums, where):
@@ -108,23 +169,38 @@ def _regroup(flat, specs, is_int):
 
 def _tracked(fresh, outputs):
     """Whether the results must stay differentiable (module docstring): a dual
-    level is active, or grad mode is on and ``outputs`` reach a tensor requiring
-    grad that is not one of ``fresh``'s own leaves."""
+    level is active, or grad mode is on and an argument requires grad (its fresh
+    tensor is a view) or ``outputs`` reach a leaf requiring grad that is neither
+    ``fresh`` nor retired."""
     if STATE.fw_level is not None:
         return True
     if not STATE.grad_enabled:
         return False
-    Tensor = _tensor_cls()
-    mine = {id(t) for t in fresh if t._grad_fn is None}
-    if len(mine) < len(fresh):
+    if any(t._grad_fn is not None for t in fresh):
         return True                     # an argument that requires grad: a view of it
+    return _reaches_foreign_leaf(outputs, {id(t) for t in fresh})
+
+
+def _reaches_foreign_leaf(outputs, mine=frozenset()):
+    """True when the reverse graph of ``outputs`` reaches a leaf requiring grad
+    that is not in ``mine`` (ids) and not retired, or a node the walk cannot see
+    through."""
+    Tensor = _tensor_cls()
     for key in _F._graph_keys(outputs).values():
         if isinstance(key, Tensor):
-            if id(key) not in mine:
+            if id(key) not in mine and not _is_retired(key):
                 return True
         elif not isinstance(key, tuple) and not hasattr(key, "next_edges"):
-            return True                 # a node the walk cannot see through
+            return True
     return False
+
+
+def _keep_forward(outer_level, flat_results):
+    """The forward-mode transforms' version of ``_tracked``: their primals are the
+    caller's tensors, so only the results' graph tells."""
+    if outer_level:
+        return True
+    return STATE.grad_enabled and _reaches_foreign_leaf(flat_results)
 
 
 def _detach_tree(tree):
@@ -180,6 +256,7 @@ def grad_and_value(func, argnums=0, has_aux=False):
     where = "grad_and_value(f)(*args)"
 
     @functools.wraps(func)
+    @_scoped
     def wrapper(*args, **kwargs):
         nums, is_int = _norm_argnums(argnums, len(args))
         Tensor = _tensor_cls()
@@ -240,6 +317,7 @@ def grad(func, argnums=0, has_aux=False):
     return wrapper
 
 
+@_scoped
 def vjp(func, *primals, has_aux=False):
     """``(output, vjp_fn)``: ``func(*primals)`` and its vector-Jacobian product.
 
@@ -305,6 +383,7 @@ def vjp(func, *primals, has_aux=False):
 
 
 # ------------------------------------------------------------------ forward mode
+@_scoped
 def jvp(func, primals, tangents, *, strict=False, has_aux=False):
     """``(output, jvp_out)``: ``func(*primals)`` and its Jacobian times ``tangents``.
 
@@ -356,13 +435,17 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
         if tuple(p.shape) != tuple(t.shape):
             raise RuntimeError(f"{where}: tangent {i} has shape {list(t.shape)}, which "
                                f"does not match the shape {list(p.shape)} of its primal")
+    outer = STATE.fw_level is not None
     out, jv, aux = _jvp_flat(func, flat_p, spec_p, flat_t, has_aux, where)
     flat_out, out_spec = out
     if strict and any(j is None for j in jv):
         raise RuntimeError(f"{where[:-1]}, strict=True): The output of f is independent of "
                            f"the inputs. This is not allowed with strict=True.")
-    res = (tree_unflatten(flat_out, out_spec),
-           tree_unflatten(_zeros_for_none(jv, flat_out), out_spec))
+    jv = _zeros_for_none(jv, flat_out)
+    if not _keep_forward(outer, flat_out + jv):
+        flat_out, jv, aux = ([o.detach() for o in flat_out], [j.detach() for j in jv],
+                             _detach_tree(aux))
+    res = (tree_unflatten(flat_out, out_spec), tree_unflatten(jv, out_spec))
     return res + (aux,) if has_aux else res
 
 
@@ -393,7 +476,7 @@ def _jvp_double_vjp(func, flat_p, spec_p, flat_t, has_aux, where):
         out, aux = _split_aux(func(*tree_unflatten(fresh, spec_p)), has_aux, where)
         flat_out, out_spec = tree_flatten(out)
         _check_outputs(flat_out, where)
-        us = [zeros_like(o).requires_grad_() if o._data.dtype.kind == "f" else None
+        us = [_owned(zeros_like(o).requires_grad_()) if o._data.dtype.kind == "f" else None
               for o in flat_out]
         gs = _F._autograd_grad(flat_out, fresh, us, create_graph=True)
         jv = _F._autograd_grad(gs, us, flat_t, create_graph=True)
@@ -455,8 +538,10 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
     where = "jvp(f, primals, tangents)"
 
     @functools.wraps(func)
+    @_scoped
     def wrapper(*args, **kwargs):
         nums, is_int = _norm_argnums(argnums, len(args))
+        outer = STATE.fw_level is not None
         specs, flat_p = [], []
         for a in nums:
             leaves, spec = tree_flatten(args[a])
@@ -500,8 +585,10 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
                 b = b.permute(*range(1, b.ndim), 0).reshape(tuple(o.shape) + tuple(p.shape))
                 blocks.append(_F._own(b))
             per_out.append(_regroup(blocks, specs, is_int))
-        jac = tree_unflatten(per_out, out_spec)
-        return (jac, info["aux"]) if has_aux else jac
+        jac, aux = tree_unflatten(per_out, out_spec), info["aux"]
+        if not _keep_forward(outer, list(cols)):
+            jac, aux = _detach_tree(jac), _detach_tree(aux)
+        return (jac, aux) if has_aux else jac
     return wrapper
 
 
@@ -562,6 +649,7 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
     where = "vjp(f, *primals)"
 
     @functools.wraps(func)
+    @_scoped
     def wrapper(*args, **kwargs):
         from tensorplay._creation import zeros
         from tensorplay._ops.shape_join import cat
@@ -618,6 +706,7 @@ def hessian(func, argnums=0):
 
 
 # -------------------------------------------------------------------- linearize
+@_scoped
 def linearize(func, *primals):
     """``(output, jvp_fn)``: ``func(*primals)`` and its linearization at ``primals``.
 
@@ -650,7 +739,7 @@ def linearize(func, *primals):
         flat_out, out_spec = tree_flatten(out)
         _check_outputs(flat_out, where)
         _F._check_float(flat_out, "outputs", "linearize")
-        us = [zeros_like(o).requires_grad_() for o in flat_out]
+        us = [_owned(zeros_like(o).requires_grad_()) for o in flat_out]
         gs = _F._autograd_grad(flat_out, fresh, us, create_graph=True)
     keep = _tracked(fresh, flat_out)
 
