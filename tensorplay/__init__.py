@@ -56,7 +56,7 @@ _warn_if_serial()
 
 # Imported on first use (PEP 562), to keep `import tensorplay` cheap: nothing at
 # import time needs it, and it is a plain attribute once loaded.
-_LAZY_SUBMODULES = ("nn", "cuda", "linalg")
+_LAZY_SUBMODULES = ("nn", "cuda", "linalg", "func")
 
 
 def __getattr__(name):
