@@ -70,3 +70,36 @@ def test_median_matches_torch():
         x = tp.tensor(a, dtype=tp.float64, requires_grad=True)
         g, = tp.autograd.grad(tp.median(x), x)
         np.testing.assert_allclose(g.numpy(), xt.grad.numpy())
+
+
+# ---------------------------------------------------------------- matrix_norm of empty matrices
+# ord 1 / inf / 2 of a matrix with a zero-sized side: every column (row) sum or
+# singular value there is 0 (or there are none), so the norm is 0, as PyTorch
+# and numpy.linalg.norm give; a first version raised "no identity" (ord 1/inf)
+# or amax's IndexError (ord 2).  The min-ords keep raising where their min is
+# over nothing (PyTorch: IndexError).
+@pytest.mark.parametrize("shape", [(0, 3), (3, 0), (0, 0), (2, 0, 3)])
+@pytest.mark.parametrize("ord", [1, math.inf, 2, "fro", "nuc"])
+def test_matrix_norm_of_empty_matrix_is_zero(shape, ord):
+    A = tp.zeros(*shape, dtype=tp.float64, requires_grad=True)
+    n = tp.linalg.matrix_norm(A, ord)
+    assert n.shape == shape[:-2] and n.dtype is tp.float64
+    np.testing.assert_array_equal(n.detach().numpy(), np.zeros(shape[:-2]))
+    if len(shape) == 2:
+        assert np.linalg.norm(np.zeros(shape), ord) == 0.0       # numpy agrees
+    g, = tp.autograd.grad(n.sum(), A, allow_unused=True)
+    assert g is None or g.shape == shape
+    k = tp.linalg.matrix_norm(A, ord, keepdim=True)
+    assert k.shape == shape[:-2] + (1, 1)
+
+
+@pytest.mark.parametrize("shape, ord, ok", [
+    ((0, 3), -1, True), ((3, 0), -1, False), ((3, 0), -math.inf, True),
+    ((0, 3), -math.inf, False), ((0, 3), -2, False)])
+def test_matrix_norm_min_ords_of_empty(shape, ord, ok):
+    A = tp.zeros(*shape, dtype=tp.float64)
+    if ok:       # the min over the 3 (empty, so zero) column / row sums
+        assert tp.linalg.matrix_norm(A, ord).item() == 0.0
+    else:
+        with pytest.raises((IndexError, RuntimeError)):
+            tp.linalg.matrix_norm(A, ord)
