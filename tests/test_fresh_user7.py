@@ -103,3 +103,26 @@ def test_matrix_norm_min_ords_of_empty(shape, ord, ok):
     else:
         with pytest.raises((IndexError, RuntimeError)):
             tp.linalg.matrix_norm(A, ord)
+
+
+# ---------------------------------------------------------------- round(decimals) out of range
+# |decimals| >= 309 made Python's 10.0 ** d raise OverflowError (errno text, no
+# op name); the formula then has 10**d = inf, which PyTorch and numpy both turn
+# into nan.  Still nan, but no exception, and the rest of the range unchanged.
+@pytest.mark.parametrize("d", [309, 400, -309, -400, 2 ** 30])
+@pytest.mark.parametrize("dtype", [tp.float32, tp.float64])
+def test_round_huge_decimals_is_nan_not_overflow(d, dtype):
+    x = np.array([1.5, 0.0, -2.0, 123.456])
+    r = tp.round(tp.tensor(x, dtype=dtype), decimals=d)
+    with np.errstate(all="ignore"):
+        ref = np.round(x.astype(np.float32 if dtype is tp.float32 else np.float64), d)
+    np.testing.assert_array_equal(r.numpy(), ref)
+    assert np.isnan(r.numpy()).all() and r.dtype is dtype
+
+
+def test_round_decimals_near_the_limit():
+    x = np.array([1.5, 0.0, 123.456, -0.25])
+    for d in (300, 308, -300, -308, 5, -2):
+        with np.errstate(all="ignore"):
+            np.testing.assert_array_equal(tp.round(tp.tensor(x), decimals=d).numpy(),
+                                          np.round(x, d))
