@@ -126,3 +126,24 @@ def test_round_decimals_near_the_limit():
         with np.errstate(all="ignore"):
             np.testing.assert_array_equal(tp.round(tp.tensor(x), decimals=d).numpy(),
                                           np.round(x, d))
+
+
+# ---------------------------------------------------------------- scatter / scatter_add on a 0-d input
+# With a Tensor src, a 0-d input crashed with AttributeError ('NoneType' has no
+# '_data': the 0-d path read a src block that is only made for n-d inputs);
+# PyTorch treats the 0-d input as one element.  The number form already worked.
+@pytest.mark.parametrize("op, want, dsrc", [("scatter", 3.0, 1.0), ("scatter_add", 4.5, 1.0)])
+@pytest.mark.parametrize("index, src_shape", [((), ()), ((1,), (1,)), ((), (1,))])
+def test_scatter_tensor_src_into_0d(op, want, dsrc, index, src_shape):
+    a = tp.tensor(1.5, dtype=tp.float64, requires_grad=True)
+    s = tp.full(src_shape, 3.0, dtype=tp.float64, requires_grad=True)
+    r = getattr(a, op)(0, tp.zeros(index, dtype=tp.int64), s)
+    assert r.shape == () and r.item() == want
+    ga, gs = tp.autograd.grad(r, (a, s))
+    assert ga.item() == (1.0 if op == "scatter_add" else 0.0)
+    np.testing.assert_array_equal(gs.numpy(), np.full(src_shape, dsrc))
+    with pytest.raises(IndexError):
+        getattr(a, op)(0, tp.tensor(1), s)
+    b = tp.tensor(1.5)
+    getattr(b, op + "_")(-1, tp.tensor(0), tp.tensor(3.0))
+    assert b.item() == want

@@ -269,6 +269,7 @@ def _scatter_put(op, input, dim, index, src, value, accumulate):
     coords, block = _coords(op, input, dim, index, src)
     vals = block if block is not None else value
     if coords is None:                       # 0-d input: index has <= 1 element
+        vals = src if src is not None else value     # (_coords makes no block here)
         n = index._data.size
         if n == 0:
             return input.clone()
