@@ -147,3 +147,41 @@ def test_scatter_tensor_src_into_0d(op, want, dsrc, index, src_shape):
     b = tp.tensor(1.5)
     getattr(b, op + "_")(-1, tp.tensor(0), tp.tensor(3.0))
     assert b.item() == want
+
+
+# ---------------------------------------------------------------- fill values that do not fit
+# masked_fill / index_fill / scatter(value=) cast a Python number with numpy's
+# astype, which wraps: int32.masked_fill(mask, 2**40) wrote 0, nan wrote
+# INT_MIN, and 1e300 into float32 wrote inf -- all silently.  PyTorch raises
+# "value cannot be converted to type ... without overflow"; in-range floats
+# into integer tensors truncate toward zero, as PyTorch.
+_FILLS = {
+    "masked_fill": lambda t, v: t.masked_fill(tp.tensor([False, True, True]), v),
+    "index_fill": lambda t, v: t.index_fill(0, tp.tensor([1, 2]), v),
+    "scatter": lambda t, v: t.scatter(0, tp.tensor([1, 2]), v),
+    "masked_fill_": lambda t, v: t.masked_fill_(tp.tensor([False, True, True]), v),
+}
+
+
+@pytest.mark.parametrize("op", sorted(_FILLS))
+@pytest.mark.parametrize("dtype, value", [(tp.int32, 2 ** 31), (tp.int32, -2 ** 31 - 1),
+                                          (tp.int64, 2 ** 63), (tp.int32, math.nan),
+                                          (tp.int64, math.inf), (tp.float32, 1e300),
+                                          (tp.int32, np.int64(2 ** 40))])
+def test_fill_value_overflow_raises(op, dtype, value):
+    t = tp.tensor([1, 2, 3], dtype=dtype)
+    with pytest.raises(RuntimeError, match="without overflow"):
+        _FILLS[op](t, value)
+    np.testing.assert_array_equal(t.numpy(), [1, 2, 3])      # untouched
+
+
+@pytest.mark.parametrize("op", sorted(_FILLS))
+@pytest.mark.parametrize("dtype, value, want", [(tp.int32, 2.7, 2), (tp.int32, -2.7, -2),
+                                                (tp.int32, 2 ** 31 - 1, 2 ** 31 - 1),
+                                                (tp.int64, True, 1), (tp.float32, math.inf,
+                                                                      math.inf),
+                                                (tp.float32, 1e-300, 0.0)])
+def test_fill_value_in_range(op, dtype, value, want):
+    r = _FILLS[op](tp.tensor([1, 2, 3], dtype=dtype), value)
+    assert r.dtype is dtype
+    np.testing.assert_array_equal(r.numpy(), [1, want, want])
