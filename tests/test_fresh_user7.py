@@ -185,3 +185,33 @@ def test_fill_value_in_range(op, dtype, value, want):
     r = _FILLS[op](tp.tensor([1, 2, 3], dtype=dtype), value)
     assert r.dtype is dtype
     np.testing.assert_array_equal(r.numpy(), [1, want, want])
+
+
+# ---------------------------------------------------------------- float32 scans
+# cumsum/cumprod of float32 accumulated in float32, so 1e6 additions of 0.1
+# ended at 100958.3 (1% off; numpy's naive float32 loop gives the same).
+# PyTorch's CPU scans accumulate float in double and give 100000.0; so do
+# these now (each output rounded once), along every dim and in the reversed
+# scan that is cumsum's VJP.
+def test_float32_cumsum_accumulates_in_double():
+    x = np.full(10 ** 6, 0.1, np.float32)
+    r = tp.cumsum(tp.tensor(x), 0).numpy()
+    np.testing.assert_array_equal(r, np.cumsum(x.astype(np.float64)).astype(np.float32))
+    assert r[-1] == np.float32(100000.0)
+
+
+@pytest.mark.parametrize("dim", [0, 1, 2, -1])
+def test_float32_scans_match_double_reference(dim):
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((3, 700, 2300)).astype(np.float32)
+    ref = np.cumsum(x.astype(np.float64), axis=dim).astype(np.float32)
+    np.testing.assert_array_equal(tp.cumsum(tp.tensor(x), dim).numpy(), ref)
+    p = (1.0 + x[:, :40, :50] / 100).astype(np.float32)
+    np.testing.assert_array_equal(tp.cumprod(tp.tensor(p), dim).numpy(),
+                                  np.cumprod(p.astype(np.float64), axis=dim).astype(np.float32))
+    # cumsum's VJP: the reversed cumulative sum of the cotangent, in double too
+    xt = tp.tensor(x[:, :40, :50], requires_grad=True)
+    g = rng.standard_normal(xt.shape).astype(np.float32)
+    gx, = tp.autograd.grad(tp.cumsum(xt, dim), xt, tp.tensor(g))
+    want = np.flip(np.cumsum(np.flip(g.astype(np.float64), dim), axis=dim), dim)
+    np.testing.assert_array_equal(gx.numpy(), want.astype(np.float32))
