@@ -215,3 +215,21 @@ def test_float32_scans_match_double_reference(dim):
     gx, = tp.autograd.grad(tp.cumsum(xt, dim), xt, tp.tensor(g))
     want = np.flip(np.cumsum(np.flip(g.astype(np.float64), dim), axis=dim), dim)
     np.testing.assert_array_equal(gx.numpy(), want.astype(np.float32))
+
+
+# ---------------------------------------------------------------- where(condition)
+# PyTorch's one-argument form, torch.where(cond) == torch.nonzero(cond,
+# as_tuple=True) (ported code writes `idx = torch.where(mask)[0]`), was a
+# TypeError ("takes exactly 3 positional arguments").
+@pytest.mark.parametrize("a", [[[1.0, 0.0], [0.0, 2.0]], [True, False, True], 3, [], [[0, 5]]])
+def test_where_condition_only_is_nonzero_as_tuple(a):
+    x = tp.tensor(a)
+    r = tp.where(x)
+    assert isinstance(r, tuple)
+    want = np.nonzero(np.atleast_1d(np.array(a)))
+    assert len(r) == len(want)
+    for got, w in zip(r, want):
+        assert got.dtype is tp.int64
+        np.testing.assert_array_equal(got.numpy(), w)
+    with pytest.raises(TypeError):
+        tp.where(tp.tensor([True]), tp.tensor([1.0]))
