@@ -330,8 +330,10 @@ _where = defop("where", _where_forward,
                saves=("inputs",))
 
 
-def where(condition, input, other):
+def where(condition, input=None, other=None):
     """Elementwise ``input`` where ``condition`` is True, else ``other``.
+
+    ``where(condition)`` alone is ``nonzero(condition, as_tuple=True)``, as PyTorch.
 
     Args:
         condition (Tensor): bool, broadcastable with the others.
@@ -365,6 +367,9 @@ def where(condition, input, other):
         RuntimeError: a condition that is not a bool tensor (PyTorch's type), or
             shapes that do not broadcast.
     """
+    if input is None and other is None:
+        from tensorplay._ops.index_search import nonzero
+        return nonzero(condition, as_tuple=True)
     condition, a, b = _check_where(condition, input, other)
     return apply(_where, (condition, a, b), {})
 

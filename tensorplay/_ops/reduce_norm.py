@@ -131,8 +131,9 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
 
     Raises:
         TypeError: bad argument types.  RuntimeError: fewer than 2 dims,
-        integer input, repeated dims, an unknown ord.  IndexError: dims out of
-        range.
+        integer input, repeated dims, an unknown ord, ord -1 / -inf with no
+        columns / rows.  IndexError: dims out of range, ord -2 of an empty
+        matrix.  (ord 1, inf, 2 of an empty matrix are 0, as PyTorch.)
     """
     if dtype is not None and isinstance(A, Tensor):
         A = A.to(dtype)
@@ -156,16 +157,20 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
     if isinstance(ord, (bool, np.bool_)) or not isinstance(ord, numbers.Real):
         raise TypeError(f"{op}(): argument 'ord' must be a number or a string, not "
                         f"{type(ord).__name__}")
+    if ord not in (1, -1, 2, -2, math.inf, -math.inf):
+        raise RuntimeError(f"{op}(): order {ord} not supported")
+    # ord 1 / -1: sums over rows (d0), extreme over columns; inf / -inf: the reverse
+    inner, outer = (d0, d1) if abs(ord) == 1 else (d1, d0)
+    if ord > 0 and A._data.shape[d0] * A._data.shape[d1] == 0:
+        # an empty matrix: the largest of no (or only zero) sums / singular
+        # values is 0 (PyTorch, numpy.linalg.norm); the sum keeps the graph
+        return _sum(_abs(A), tuple(sorted((d0, d1))), keepdim)
     if ord in (2, -2):
         return _spectral(A, d0, d1, keepdim,
                          lambda s: (amax if ord > 0 else amin)(s, (-1,), False))
-    if ord not in (1, -1, math.inf, -math.inf):
-        raise RuntimeError(f"{op}(): order {ord} not supported")
-    if A._data.shape[d0] == 0 or A._data.shape[d1] == 0:
-        raise RuntimeError(f"{op}(): cannot compute the {ord} norm of an empty matrix "
-                           f"(no identity)")
-    # ord 1 / -1: sums over rows (d0), extreme over columns; inf / -inf: the reverse
-    inner, outer = (d0, d1) if abs(ord) == 1 else (d1, d0)
+    if A._data.shape[outer] == 0:
+        raise RuntimeError(f"{op}(): cannot compute the {ord} norm of a matrix with no "
+                           f"{'columns' if abs(ord) == 1 else 'rows'} (no identity)")
     s = _sum(_abs(A), (inner,), True)
     out = (amax if ord > 0 else amin)(s, (outer,), True)
     if not keepdim:

@@ -197,6 +197,10 @@ def _value_tensor(op, input, value):
     if not isinstance(value, (bool, int, float, np.bool_, np.integer, np.floating)):
         raise TypeError(f"{op}(): argument 'value' must be a number or a 0-d Tensor, not "
                         f"{type(value).__name__}")
+    # a number that does not fit input's dtype raises, as PyTorch (astype would
+    # wrap 2**40 into int32 silently, and turn nan into an arbitrary integer)
+    from tensorplay._creation import _check_fits
+    _check_fits(value.item() if isinstance(value, np.generic) else value, input.dtype, op)
     return Tensor._wrap(np.array(value).astype(input._data.dtype))
 
 
@@ -269,6 +273,7 @@ def _scatter_put(op, input, dim, index, src, value, accumulate):
     coords, block = _coords(op, input, dim, index, src)
     vals = block if block is not None else value
     if coords is None:                       # 0-d input: index has <= 1 element
+        vals = src if src is not None else value     # (_coords makes no block here)
         n = index._data.size
         if n == 0:
             return input.clone()

@@ -21,6 +21,7 @@ Conventions (PyTorch's, where PyTorch states one):
     the first nan on the values are nan and the index is the latest nan, as PyTorch.
 """
 import collections
+import math
 
 import numpy as np
 
@@ -176,12 +177,14 @@ def _median_index(a, dim):
 
 def median(input, dim=None, keepdim=False):
     """The lower median: of all elements (``dim=None``: a 0-d tensor whose gradient
-    goes to that one element, as PyTorch), or along ``dim`` as the named tuple
-    ``(values, indices)``.  nan in a slice makes its median nan.
+    is split evenly among the entries equal to it, or among the nans when it is
+    nan, as PyTorch's median()), or along ``dim`` as the named tuple
+    ``(values, indices)`` (the gradient goes to the returned index).  nan in a
+    slice makes its median nan; the median of an empty float tensor is nan.
 
     Raises:
-        IndexError: dim out of range, or ``dim=None`` / ``dim`` of an empty input
-            (PyTorch: median of an empty tensor is an error).
+        IndexError: dim out of range, ``dim`` of size 0, or ``dim=None`` of an
+            empty integer input.
         TypeError: as ``sort``.
     """
     if dim is None:
@@ -189,9 +192,26 @@ def median(input, dim=None, keepdim=False):
             raise not_tensor_error("median", "input", input)
         a = input._data
         if a.size == 0:
+            if a.dtype.kind == "f":                     # PyTorch: nan
+                return input.reshape(-1).sum() + math.nan
             raise IndexError("median(): cannot compute the median of an empty tensor")
         flat = input.reshape(-1)
-        return _take(flat, 0, _median_index(flat._data, 0)).reshape(())
+        idx = _median_index(flat._data, 0)
+        m = flat._data[idx[0]]
+        tied = (np.isnan(flat._data) if m != m else flat._data == m) \
+            if a.dtype.kind == "f" else None
+        if tied is None or np.count_nonzero(tied) == 1:
+            return _take(flat, 0, idx).reshape(())
+        # ties share the gradient evenly (PyTorch's evenly_distribute_backward):
+        # amax/amin over the tied entries alone split it so, the value exact
+        from tensorplay._ops.elementwise import where
+        from tensorplay._ops.reduce_extrema import amax, amin
+        mask = Tensor._wrap(tied)
+        if m != m:                                      # nan: 1/k to each nan
+            return where(mask, flat, 0.0).sum() / float(np.count_nonzero(tied))
+        if m == math.inf:
+            return amax(where(mask, flat, -math.inf))
+        return amin(where(mask, flat, math.inf))
     input, dim, keepdim = _check_median(input, dim, keepdim)
     a = input._data
     if a.ndim and a.shape[dim] == 0:

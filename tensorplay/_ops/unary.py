@@ -22,6 +22,8 @@ so 0 at 0 (the minimum-norm subgradient); sign, floor, ceil, round and trunc hav
 derivative 0 everywhere (zeros of the input's shape and dtype, as PyTorch);
 frac' = 1.
 """
+import math
+
 import numpy as np
 
 from tensorplay import _dtype
@@ -143,7 +145,11 @@ def _round_forward(x, decimals=0):
     elif decimals == 0:
         _ku.round_fwd(x, out, CONFIG.num_threads)
     else:
-        p = 10.0 ** decimals if decimals > 0 else -(10.0 ** -decimals)
+        # |decimals| >= 309: 10**|decimals| is inf in double (Python's ** raises
+        # OverflowError), so the formula gives nan, as PyTorch's and numpy's
+        n = decimals if decimals > 0 else -decimals
+        p = 10.0 ** n if n < 309 else math.inf
+        p = p if decimals > 0 else -p
         _ku.round_dec_fwd(x, out, p, CONFIG.num_threads)
     return out
 
