@@ -130,7 +130,7 @@ class BackwardCFunction(MultiNode, FunctionCtx):
 
     Attributes:
         needs_input_grad (tuple of bool): per argument of ``forward``, whether it is
-            a Tensor that requires grad (with grad mode on).
+            a Tensor that requires grad.
         next_functions: ``(node, output_nr)`` per Tensor argument.
     """
     _forward_cls = None
@@ -404,10 +404,9 @@ def _apply(cls, args, kwargs):
     ctx = cls._backward_cls()
     pos = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
     ctx._tensor_pos = pos
-    grad_on = state.grad_enabled
-    needs = tuple(isinstance(a, Tensor) and a._requires_grad and grad_on for a in args)
-    ctx.needs_input_grad = needs
-    record = any(needs)
+    needs = tuple(isinstance(a, Tensor) and a._requires_grad for a in args)
+    ctx.needs_input_grad = needs      # under no_grad too (torch 2.13)
+    record = state.grad_enabled and any(needs)
     level = state.fw_level
     tangents = None     # the inputs' tangents, read before forward can change them
     if level is not None and not state.fw_rule:

@@ -366,6 +366,12 @@ def edge_key(t):
     return _Port((fn, t._output_nr))
 
 
+def output_nr(t):
+    """Which output of its ``grad_fn`` Tensor ``t`` is (PyTorch's ``output_nr``)."""
+    fn = t._grad_fn
+    return 0 if fn is None or type(fn) is Node else t._output_nr
+
+
 def node_key(node, output_nr):
     """The graph key of output ``output_nr`` of ``node`` (a GradientEdge's)."""
     return node if type(node) is Node else _Port((node, output_nr))
