@@ -729,3 +729,18 @@ def test_public_names():
     assert autograd.once_differentiable is once_differentiable
     from tensorplay.autograd import function
     assert function.Function is Function
+
+
+def test_benchmark_runs_once():
+    import pathlib
+    import sys
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+    from benchmarks.benchmarks import bench_function
+    b = bench_function.CustomExp()
+    for n in bench_function.SIZES:
+        b.setup(n)
+        b.time_forward_backward(n)
+        b.time_builtin(n)
+    g, = b.w["function"]()
+    np.testing.assert_allclose(g.numpy(), np.exp(bench_function._input(tp, n).detach().numpy()),
+                               rtol=1e-6)
