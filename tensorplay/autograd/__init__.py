@@ -1,5 +1,7 @@
 """Automatic differentiation: reverse mode (``grad``, ``backward``), forward mode
-(``forward_ad``), the ``functional`` API (``jvp``) and ``gradcheck``.
+(``forward_ad``), the ``functional`` API (``jvp``) and ``gradcheck``; hooks,
+``graph.GradientEdge`` and ``graph.saved_tensors_hooks`` (``autograd/graph.py``),
+anomaly mode (``detect_anomaly``, ``set_detect_anomaly``, ``anomaly_mode.py``).
 
 Semantics follow ``torch.autograd``.  The engine is ``autograd/graph.py``; the
 per-primitive rules live in the registry (``tensorplay/_ops``).

@@ -18,6 +18,14 @@ inputs (DESIGN.md, fixed point 7): a depth-first pass from the outputs finds tha
 part and a topological order; a second pass calls the VJP rules in that order,
 accumulating cotangents per edge, and frees saved tensors unless
 ``retain_graph``.  No Python recursion, so deep graphs are fine.
+
+Hooks (``Tensor.register_hook``, ``retain_grad``, ``Node.register_hook`` /
+``register_prehook``), packed saved tensors (``saved_tensors_hooks``) and anomaly
+mode live at the end of this module.  A node carries ``hooks = None`` until one of
+them needs a ``_NodeExtra``; such nodes, and every node while anomaly mode is on,
+go through ``_run_hooked`` / ``_run_multi_hooked`` instead of the inline loop, so
+the features cost one attribute check per node when unused.  ``GradientEdge`` /
+``get_gradient_edge`` name a node output for ``grad`` and ``backward``.
 """
 from tensorplay._dtype import from_numpy_dtype
 from tensorplay.autograd.grad_mode import STATE
@@ -372,6 +380,9 @@ def output_nr(t):
     return 0 if fn is None or type(fn) is Node else t._output_nr
 
 
+_output_nr = output_nr
+
+
 def node_key(node, output_nr):
     """The graph key of output ``output_nr`` of ``node`` (a GradientEdge's)."""
     return node if type(node) is Node else _Port((node, output_nr))
@@ -642,12 +653,6 @@ def _add_hook(holder, field, fn, what):
         d = HookDict()
         setattr(holder, field, d)
     return _add(d, fn, what)
-
-
-def _output_nr(t):
-    """Which output of its ``grad_fn`` the tensor is (0 for a Node's only output)."""
-    fn = t._grad_fn
-    return 0 if fn is None or type(fn) is Node else t._output_nr
 
 
 def _hook_name(fn):
