@@ -48,11 +48,15 @@ class OpDef:
             spreading k inputs into each of k rule calls would make the backward
             O(k^2).
         node_name (str): PyTorch-style ``grad_fn`` name, e.g. ``"ExpBackward0"``.
+        batch: the batching rule under ``vmap``, ``rule(op, args, batched, size, params)
+            -> Tensor`` (``tensorplay/_ops/_batching.py``: the rule makers and the
+            contract); ``None`` runs the primitive once per batch entry (a loop).
     """
     __slots__ = ("name", "forward", "vjp", "jvp", "save_inputs", "save_out", "view",
-                 "pack_inputs", "node_name")
+                 "pack_inputs", "node_name", "batch")
 
-    def __init__(self, name, forward, vjp, jvp, saves=(), view=False, pack_inputs=False):
+    def __init__(self, name, forward, vjp, jvp, saves=(), view=False, pack_inputs=False,
+                 batch=None):
         unknown = set(saves) - {"inputs", "out"}
         if unknown:
             raise ValueError(f"defop({name!r}): saves may hold 'inputs' and 'out', got {unknown}")
@@ -65,6 +69,7 @@ class OpDef:
         self.view = view
         self.pack_inputs = pack_inputs
         self.node_name = "".join(p.capitalize() for p in name.split("_")) + "Backward0"
+        self.batch = batch
 
     def __repr__(self):
         return f"<primitive {self.name}>"
@@ -73,11 +78,11 @@ class OpDef:
 REGISTRY: dict = {}
 
 
-def defop(name, forward, vjp, jvp, *, saves=(), view=False, pack_inputs=False):
+def defop(name, forward, vjp, jvp, *, saves=(), view=False, pack_inputs=False, batch=None):
     """Register a primitive and return its ``OpDef`` (see the module docstring)."""
     if name in REGISTRY:
         raise ValueError(f"defop(): primitive {name!r} is already registered")
-    op = OpDef(name, forward, vjp, jvp, saves, view, pack_inputs)
+    op = OpDef(name, forward, vjp, jvp, saves, view, pack_inputs, batch)
     REGISTRY[name] = op
     return op
 
@@ -87,7 +92,14 @@ def apply(op, inputs, params):
 
     Records a graph node when grad mode is on and an input requires grad, and
     computes the output tangent when an input carries one at the active dual level.
+    Under ``vmap`` (``STATE.vmap_depth > 0``) an input that is batched runs the
+    primitive's batching rule instead (``_batching.batched_apply``).
     """
+    state = STATE
+    if state.vmap_depth:
+        out = _batching.batched_apply(op, inputs, params)
+        if out is not None:
+            return out
     # one and two inputs are the common case: no list, no ``**{}`` call
     n = len(inputs)
     if n == 2:
@@ -136,7 +148,6 @@ def apply(op, inputs, params):
     dt = data.dtype
     if dt is not _F32 and dt is not _F64 and dt.kind != "f":
         return out          # integer and bool results never carry derivatives
-    state = STATE
     node = None
     if needs_node and state.grad_enabled:
         node = Node(op, inputs, out, params)
@@ -224,3 +235,6 @@ def tangent_sum(*terms):
             total = t if total is None else total + t
     return total
 
+
+
+from tensorplay._ops import _batching  # noqa: E402  (it reads this module's names on use)
