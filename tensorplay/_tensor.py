@@ -44,7 +44,9 @@ class _TensorBase:
     """
     __slots__ = ("_data", "_requires_grad", "_grad", "_grad_fn", "_version", "_tangent",
                  "_tangent_level", "_nograd_view", "_base", "_view_chain", "_views",
-                 "__weakref__")
+                 "_hooks", "_output_nr", "__weakref__")
+    # _output_nr: which output of its grad_fn this is, set only when the grad_fn is
+    # a MultiNode (autograd/graph.py), so op results (_wrap) pay nothing for it
 
 
 _new = _TensorBase.__new__
@@ -565,6 +567,59 @@ class Tensor(_TensorBase):
         backward(self, gradient, retain_graph=retain_graph, create_graph=create_graph,
                  inputs=inputs)
 
+    def register_hook(self, hook):
+        """Register ``hook(grad) -> Tensor or None``, called with this tensor's
+        gradient whenever it is computed (``backward()`` and ``autograd.grad``).
+
+        A returned Tensor (same shape and dtype) replaces the gradient for what
+        follows: later hooks, ``retain_grad``, the value ``grad()`` returns, and
+        the rest of the backward pass.  Hooks run in registration order.  On a
+        non-leaf the hook belongs to the node that made the tensor, so a hook
+        registered before an in-place op sees the gradient of the old value
+        (PyTorch's semantics).
+
+        Returns:
+            tensorplay.utils.hooks.RemovableHandle: ``handle.remove()`` unregisters.
+
+        Raises:
+            RuntimeError: the tensor does not require grad.
+            TypeError: ``hook`` is not callable; when run, a hook returning
+                something other than a Tensor or None.
+        """
+        from tensorplay.autograd.graph import register_tensor_hook
+        return register_tensor_hook(self, hook)
+
+    def retain_grad(self):
+        """Fill ``.grad`` of this non-leaf tensor when its gradient is computed
+        (accumulated like a leaf's, after its other hooks).  No-op on leaves.
+
+        Raises:
+            RuntimeError: the tensor does not require grad.
+        """
+        from tensorplay.autograd.graph import retain_grad
+        retain_grad(self)
+
+    @property
+    def retains_grad(self):
+        """True for a non-leaf tensor on which ``retain_grad()`` was called."""
+        return (self._grad_fn is not None and self._hooks is not None
+                and self._hooks.retains)
+
+    def register_post_accumulate_grad_hook(self, hook):
+        """Register ``hook(tensor) -> None``, called after ``backward()`` has
+        accumulated into this leaf's ``.grad`` (e.g. an optimiser step per
+        parameter).  Not called by ``autograd.grad``, which leaves ``.grad`` alone.
+
+        Returns:
+            tensorplay.utils.hooks.RemovableHandle.
+
+        Raises:
+            RuntimeError: the tensor does not require grad, or is not a leaf.
+            TypeError: ``hook`` is not callable, or, when run, returns a value.
+        """
+        from tensorplay.autograd.graph import register_post_accumulate_grad_hook
+        return register_post_accumulate_grad_hook(self, hook)
+
     # ------------------------------------------------------------ in-place
     # In-place ops run outside the autograd graph (under no_grad, or on tensors
     # that do not require grad): they compute the whole result first and write it
@@ -912,6 +967,7 @@ def _fresh_meta(t):
     t._base = None
     t._view_chain = None
     t._views = None
+    t._hooks = None
 
 
 def _wrap(arr):
@@ -929,6 +985,7 @@ def _wrap(arr):
     t._base = None
     t._view_chain = None
     t._views = None
+    t._hooks = None
     return t
 
 

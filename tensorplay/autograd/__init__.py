@@ -10,11 +10,18 @@ import numpy as np
 
 from tensorplay.autograd.grad_mode import (enable_grad, is_grad_enabled, no_grad,
                                            set_grad_enabled)
-from tensorplay.autograd.graph import Node, run_backward
+from tensorplay.autograd import graph
+from tensorplay.autograd.anomaly_mode import (detect_anomaly, is_anomaly_check_nan_enabled,
+                                              is_anomaly_enabled, set_detect_anomaly)
+from tensorplay.autograd.function import Function, FunctionCtx, once_differentiable
+from tensorplay.autograd.graph import (GradientEdge, Node, edge_key, gradient_edge_key,
+                                       run_backward)
 
 __all__ = ["grad", "backward", "no_grad", "enable_grad", "set_grad_enabled",
            "is_grad_enabled", "gradcheck", "GradcheckError", "Node", "forward_ad",
-           "functional"]
+           "functional", "Function", "FunctionCtx", "once_differentiable", "graph",
+           "detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled",
+           "is_anomaly_check_nan_enabled"]
 
 
 class _Late:
@@ -37,8 +44,9 @@ def _late():
 
 
 def _as_tuple(x, name):
-    """A Tensor or a sequence (entries may be None, e.g. grad_outputs) as a tuple."""
-    if isinstance(x, _late().Tensor):
+    """A Tensor, a GradientEdge or a sequence (entries may be None, e.g.
+    grad_outputs) as a tuple."""
+    if isinstance(x, (_late().Tensor, GradientEdge)):
         return (x,)
     try:
         return tuple(x)
@@ -48,7 +56,23 @@ def _as_tuple(x, name):
 
 
 def _key(t):
-    return t._grad_fn if t._grad_fn is not None else t
+    if type(t) is GradientEdge:
+        return gradient_edge_key(t, "autograd")[0]
+    return edge_key(t)
+
+
+def _check_input(t, i, op):
+    """``inputs[i]`` of grad()/backward(): a Tensor that requires grad, or a
+    GradientEdge (checked by ``gradient_edge_key``)."""
+    if type(t) is GradientEdge:
+        gradient_edge_key(t, op)
+        return
+    if not hasattr(t, "_requires_grad"):
+        raise TypeError(f"{op}: all inputs have to be Tensors or GradientEdges, but "
+                        f"inputs[{i}] is a {type(t).__name__}")
+    if not t._requires_grad:
+        raise _no_grad_error(f"{op}: One of the differentiated Tensors (inputs[{i}]) "
+                             f"does not require grad")
 
 
 def _no_grad_error(msg):
@@ -65,8 +89,12 @@ def _no_grad_error(msg):
     return RuntimeError(msg)
 
 
-def _make_grads(outputs, grad_outputs, is_grads_batched, op):
+def _make_grads(outputs, grad_outputs, is_grads_batched, op, strict=False):
     """Check ``grad_outputs`` against ``outputs``; fill in ones for scalar outputs.
+
+    ``outputs`` may hold GradientEdges (their gradient shape is known when
+    ``get_gradient_edge`` made them).  ``strict`` (backward()): every output must
+    require grad, as in PyTorch; otherwise (grad()) outputs that do not are skipped.
 
     Returns (roots, root_grads) for the outputs that require grad.
     """
@@ -77,8 +105,15 @@ def _make_grads(outputs, grad_outputs, is_grads_batched, op):
                            f"grad_outputs; pass one per output (None for scalar outputs)")
     roots, grads = [], []
     for i, (out, g) in enumerate(zip(outputs, grad_outputs)):
+        if type(out) is GradientEdge:
+            roots.append(out)
+            grads.append(_edge_grad(out, i, g, is_grads_batched, op))
+            continue
         if not isinstance(out, Tensor):
             raise TypeError(f"{op}: output {i} is a {type(out).__name__}, not a Tensor")
+        if strict and not out._requires_grad:
+            raise _no_grad_error(f"{op}: element {i} of tensors does not require grad and "
+                                 f"does not have a grad_fn")
         if g is None:
             if out._data.size != 1:
                 raise RuntimeError(f"{op}: grad can be implicitly created only for scalar "
@@ -109,6 +144,43 @@ def _make_grads(outputs, grad_outputs, is_grads_batched, op):
         raise _no_grad_error(f"{op}: element 0 of tensors does not require grad and does "
                              f"not have a grad_fn")
     return roots, grads
+
+
+def _edge_grad(edge, i, g, is_grads_batched, op):
+    """The cotangent for output ``i``, a GradientEdge: ``g`` checked against the
+    edge's shape when known, or ones when the edge carries one element."""
+    Tensor = _late().Tensor
+    meta = gradient_edge_key(edge, op)[1]
+    if g is None:
+        if meta is None or int(np.prod(meta[0])) != 1:
+            raise RuntimeError(f"{op}: grad can be implicitly created only for scalar "
+                               f"outputs; pass a grad_output for output {i} (a "
+                               f"GradientEdge" + ("" if meta is None else
+                                                  f" of shape {list(meta[0])}") + ")")
+        return Tensor._wrap(np.ones(meta[0], meta[1]))
+    if not isinstance(g, Tensor):
+        raise TypeError(f"{op}: grad_output {i} must be a Tensor or None, got "
+                        f"{type(g).__name__}")
+    if meta is not None:
+        have = g._data.shape[1:] if is_grads_batched else g._data.shape
+        if have != meta[0]:
+            raise RuntimeError(f"{op}: Mismatch in shape: grad_output[{i}] has a shape of "
+                               f"{list(g._data.shape)} and output[{i}] has a shape of "
+                               f"{list(meta[0])}")
+        if g._data.dtype != meta[1]:
+            g = Tensor._wrap(g._data.astype(meta[1]))
+    return g
+
+
+def _zeros_for(t):
+    """Zeros shaped like input ``t`` (a Tensor or a GradientEdge)."""
+    if type(t) is GradientEdge:
+        meta = gradient_edge_key(t, "grad()")[1]
+        if meta is None:
+            raise RuntimeError("grad(): materialize_grads=True needs the shape of an unused "
+                               "GradientEdge input; make the edge with get_gradient_edge()")
+        return _late().Tensor._wrap(np.zeros(meta[0], meta[1]))
+    return _late().zeros_like(t)
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
@@ -165,11 +237,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     if not inputs:
         raise RuntimeError("grad(): grad requires non-empty inputs.")
     for i, t in enumerate(inputs):
-        if not hasattr(t, "_requires_grad"):
-            raise TypeError(f"grad(): inputs[{i}] is a {type(t).__name__}, not a Tensor")
-        if not t._requires_grad:
-            raise _no_grad_error(f"grad(): One of the differentiated Tensors (inputs[{i}]) "
-                                 f"does not require grad")
+        _check_input(t, i, "grad()")
     if grad_outputs is None:
         grad_outputs = (None,) * len(outputs)
     else:
@@ -201,11 +269,11 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         for j in range(len(inputs) if batched is None else 0):
             col = [p[j] for p in per]
             if n == 0:          # an empty batch: an empty batch of gradients
-                results.append(zeros_like(inputs[j]).unsqueeze(0).expand(
-                    (0,) + tuple(inputs[j].shape)).clone())
+                z = _zeros_for(inputs[j])
+                results.append(z.unsqueeze(0).expand((0,) + tuple(z.shape)).clone())
                 continue
             results.append(None if all(c is None for c in col) else
-                           stack([c if c is not None else zeros_like(inputs[j])
+                           stack([c if c is not None else _zeros_for(inputs[j])
                                   for c in col], 0))
     out = []
     for i, (t, r) in enumerate(zip(inputs, results)):
@@ -215,9 +283,14 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                                    f"appears to not have been used in the graph. Set "
                                    f"allow_unused=True if this is the desired behavior.")
             if materialize_grads:
-                r = zeros_like(t)
+                r = _zeros_for(t)
                 if is_grads_batched:
                     r = stack([r] * root_grads[0].shape[0], 0)
+                if create_graph:
+                    # a leaf that requires grad, as PyTorch's: differentiating it
+                    # again gives zeros (allow_unused) instead of an error, so the
+                    # third derivative of x**2 is 0
+                    r._requires_grad = True
         else:
             r = _own_storage(r)
             if not create_graph:
@@ -265,14 +338,20 @@ def _release_graph(root_keys):
     """Free the saved tensors of every node reachable from ``root_keys`` (what a
     pass without retain_graph does as it goes)."""
     seen = set()
-    stack = [k for k in root_keys if type(k) is Node]
+    stack = list(root_keys)
     while stack:
-        node = stack.pop()
-        if id(node) in seen:
+        key = stack.pop()
+        if id(key) in seen:
             continue
-        seen.add(id(node))
-        node._release()
-        stack.extend(e for e in node.next_edges if type(e) is Node and id(e) not in seen)
+        seen.add(id(key))
+        if type(key) is Node:
+            edges = key.next_edges
+            graph._release_hooked(key)
+        else:
+            edges = graph._edges_of(key)
+            if isinstance(key, graph.MultiNode):
+                graph._release_hooked(key)
+        stack.extend(e for e in edges if e is not None and id(e) not in seen)
 
 
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
@@ -283,16 +362,23 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
     overwritten (zero it between steps).
 
     Args:
-        tensors (Tensor or sequence): the outputs to differentiate.
+        tensors (Tensor, GradientEdge or sequence): the outputs to differentiate;
+            each must require grad (PyTorch's rule, unlike ``grad``'s outputs).
         grad_tensors (Tensor or sequence, optional): one cotangent per tensor;
             ``None`` entries are ones for one-element tensors.
         retain_graph (bool, optional): defaults to ``create_graph``.
         create_graph (bool): make the accumulated ``.grad`` differentiable.
-        inputs (Tensor or sequence, optional): accumulate only into these tensors
-            (leaves or not) instead of every leaf.
+        inputs (Tensor, GradientEdge or sequence, optional): accumulate only into
+            these tensors (leaves or not) instead of every leaf; a non-leaf gets
+            ``retain_grad()`` called on it, as in PyTorch.  A leaf's
+            GradientEdge accumulates into the leaf's ``.grad``; a non-leaf's
+            computes the gradient flowing into it (its hooks run) and stores it
+            nowhere, as in PyTorch.
 
     Raises:
-        RuntimeError: as ``grad``.
+        RuntimeError: one of ``tensors`` does not require grad ("element i of
+            tensors does not require grad and does not have a grad_fn"); otherwise
+            as ``grad``.
     """
     if retain_graph is None:
         retain_graph = create_graph
@@ -301,18 +387,31 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
         grad_tensors = (None,) * len(tensors)
     else:
         grad_tensors = _as_tuple(grad_tensors, "backward(): grad_tensors")
-    roots, root_grads = _make_grads(tensors, grad_tensors, False, "backward()")
+    roots, root_grads = _make_grads(tensors, grad_tensors, False, "backward()",
+                                    strict=True)
     if inputs is not None:
         inputs = _as_tuple(inputs, "backward(): inputs")
         if not inputs:
             raise RuntimeError("backward(): inputs argument passed to backward() cannot be "
                                "empty.")
         for i, t in enumerate(inputs):
-            if not t._requires_grad:
-                raise _no_grad_error(f"backward(): inputs[{i}] does not require grad")
-        # a tensor listed twice gets its gradient once (PyTorch)
-        inputs = tuple({id(t): t for t in inputs}.values())
-        keys = [_key(t) for t in inputs]
+            _check_input(t, i, "backward()")
+        # a tensor listed twice gets its gradient once (PyTorch); an edge's gradient
+        # goes to its leaf, or nowhere
+        by_key = {}
+        for t in inputs:
+            key = _key(t)
+            if type(t) is GradientEdge:
+                t = key if type(key) is not Node else None
+            if by_key.get(id(key), (None,))[0] is None:
+                by_key[id(key)] = (t, key)
+        inputs = [t for t, _ in by_key.values()]
+        keys = [k for _, k in by_key.values()]
+        for t in inputs:
+            if t is not None and t._grad_fn is not None:
+                # a non-leaf: PyTorch calls retain_grad() on it, which fills .grad
+                # during the pass (after its hooks) and in later passes too
+                graph.retain_grad(t)
     else:
         keys = None
     found = run_backward([_key(t) for t in roots], root_grads, keys,
@@ -322,8 +421,8 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
         # was switched off after the graph was built gets nothing (PyTorch)
         targets = [(t, g) for t, g in found.values() if t._requires_grad]
     else:
-        targets = [(t, found[id(_key(t))][1] if id(_key(t)) in found else None)
-                   for t in inputs]
+        targets = [(t, found[id(k)][1] if id(k) in found else None)
+                   for t, k in zip(inputs, keys) if t is not None and t._grad_fn is None]
     for t, g in targets:
         if g is None:
             continue
@@ -349,6 +448,8 @@ def _accumulate_grad(t, g, create_graph):
         g = g.to(t.dtype)
     with _ACCUMULATE_LOCK:
         _accumulate_locked(t, g, create_graph)
+    if t._hooks is not None:
+        graph.post_accumulate(t)
 
 
 def _accumulate_locked(t, g, create_graph):

@@ -40,6 +40,7 @@ from tensorplay._ops.inplace import _copy_slices, _zeros, copy_slices
 from tensorplay._ops.registry import REGISTRY, apply
 from tensorplay._tensor import Tensor, _check_narrowing
 from tensorplay.autograd.grad_mode import STATE
+from tensorplay.autograd import graph as _graph
 from tensorplay.autograd.graph import Node
 
 __all__ = ["inplace", "commit", "check_target", "bump"]
@@ -62,6 +63,11 @@ def inplace(self, name, fn, args, kwargs):
         # nothing will be recorded: no alias needed (optimiser steps land here)
         return commit(self, name, _call(fn, name, self, args, kwargs), None, False)
     alias = _alias(self)
+    if _graph._RECORD_EXTRA and _graph._current_saved_hooks() is not None:
+        # a saved-tensor pack hook may keep the alias's memory without the alias
+        # (``t.detach()``), which the reference count below cannot see: the op
+        # reads a copy of the old values instead (PyTorch clones ``self`` there)
+        alias._data = np.array(alias._data, order="K", copy=True)
     args = tuple([alias if a is self else a for a in args])
     before = sys.getrefcount(alias)
     result = _call(fn, name, alias, args, kwargs)
@@ -196,9 +202,17 @@ def _alias(self):
     a = _wrap(self._data)
     a._requires_grad = self._requires_grad
     a._grad_fn = self._grad_fn
+    _copy_output_nr(a, self)
     a._tangent = self._tangent
     a._tangent_level = self._tangent_level
     return a
+
+
+def _copy_output_nr(dst, src):
+    """``dst`` took ``src``'s grad_fn: when that is a MultiNode, also which output."""
+    fn = src._grad_fn
+    if fn is not None and type(fn) is not Node:
+        dst._output_nr = src._output_nr
 
 
 def _keep_old_values(alias):
@@ -230,6 +244,7 @@ def _rebase(self, base, result, record, level):
         if record:
             if result._requires_grad:
                 self._grad_fn = result._grad_fn
+                _copy_output_nr(self, result)
                 self._requires_grad = True
             else:       # a constant replaces a value in the graph: zero gradient for it
                 Node(_copy_slices, (self, result), self, {"key": (Ellipsis,)})

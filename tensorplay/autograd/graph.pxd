@@ -10,7 +10,7 @@ from tensorplay._tensor cimport _TensorBase
 
 cdef class Node:
     cdef public object op, params, next_edges, in_meta, saved, versions
-    cdef public object out_data, out_version, out_tangent, freed
+    cdef public object out_data, out_version, out_tangent, freed, hooks
     cdef object __weakref__
 
     @cython.locals(t=_TensorBase, i=cython.Py_ssize_t)

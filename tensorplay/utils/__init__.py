@@ -1,0 +1,1 @@
+"""Utilities (PyTorch's ``torch.utils``): ``hooks`` for now."""
