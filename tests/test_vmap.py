@@ -282,6 +282,31 @@ def test_forward_mode_inside_and_outside_vmap():
         np.testing.assert_allclose(fwAD.unpack_dual(out).tangent.numpy(), want, rtol=1e-12)
 
 
+def test_custom_function_under_vmap():
+    class Cube(autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x * x
+
+        @staticmethod
+        def backward(ctx, g):
+            x, = ctx.saved_tensors
+            return 3 * x * x * g
+    x = tp.randn(4, 3, dtype=tp.float64)
+    np.testing.assert_allclose(vmap(Cube.apply)(x).numpy(), x.numpy() ** 3, rtol=1e-12)
+
+    def g(xi):
+        xi = xi.detach().requires_grad_()
+        return autograd.grad(Cube.apply(xi).sum(), xi)[0]
+    np.testing.assert_allclose(vmap(g)(x).numpy(), 3 * x.numpy() ** 2, rtol=1e-12)
+    # grad of a function that vmaps a custom Function: its forward runs without a
+    # graph, so the result is disconnected -- an error, not a wrong gradient
+    xr = x.clone().requires_grad_()
+    with pytest.raises(RuntimeError, match="does not require grad"):
+        autograd.grad(vmap(lambda r: Cube.apply(r).sum())(xr).sum(), xr)
+
+
 def test_hessian_vector_products_per_example():
     # reverse over reverse inside vmap (create_graph under vmap)
     x = tp.randn(3, 4, dtype=tp.float64)

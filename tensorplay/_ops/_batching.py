@@ -13,8 +13,9 @@ Design (docs/DECISIONS.md, "vmap and batched gradients"):
   ``np.asarray``, ndarray methods, a Cython memoryview) raises VmapDataError
   rather than computing on one example.  Numpy ufunc calls on batched storages
   (the comparisons) are computed batched (``BatchedArray.__array_ufunc__``).
-* ``registry.apply`` checks ``STATE.vmap_depth`` once; inside vmap, ``batched_apply``
-  finds the highest level among the inputs, unwraps the inputs of that level to
+* ``registry.apply`` compares each input's storage type with ``BatchedArray``
+  (pointer comparisons on data it reads anyway); for a batched input,
+  ``batched_apply`` finds the highest level among the inputs, unwraps the inputs of that level to
   their physical values and calls the primitive's batching rule
   (``OpDef.batch``, declared with ``defop(..., batch=...)`` beside the primitive's
   other rules), then wraps the physical result.  Rules are written in tensorplay
@@ -541,6 +542,7 @@ def _bind():
     from tensorplay import _tensor
     _tensor._BatchedArray = BatchedArray
     _tensor._batching = sys.modules[__name__]
+    _reg._BATCHED = BatchedArray
 
 
 _bind()

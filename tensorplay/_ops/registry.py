@@ -92,27 +92,33 @@ def apply(op, inputs, params):
 
     Records a graph node when grad mode is on and an input requires grad, and
     computes the output tangent when an input carries one at the active dual level.
-    Under ``vmap`` (``STATE.vmap_depth > 0``) an input that is batched runs the
-    primitive's batching rule instead (``_batching.batched_apply``).
+    An input whose storage is batched (under ``vmap``) runs the primitive's
+    batching rule instead (``_batching.batched_apply``): the check is a type
+    comparison on each input's storage, which apply reads anyway.
     """
-    state = STATE
-    if state.vmap_depth:
-        out = _batching.batched_apply(op, inputs, params)
-        if out is not None:
-            return out
     # one and two inputs are the common case: no list, no ``**{}`` call
     n = len(inputs)
     if n == 2:
         a, b = inputs
-        data = (op.forward(a._data, b._data, **params) if params
-                else op.forward(a._data, b._data))
+        da = a._data
+        db = b._data
+        if type(da) is _BATCHED or type(db) is _BATCHED:
+            return _batching.batched_apply(op, inputs, params)
+        data = op.forward(da, db, **params) if params else op.forward(da, db)
         needs_node = a._requires_grad or b._requires_grad
     elif n == 1:
         a = inputs[0]
-        data = op.forward(a._data, **params) if params else op.forward(a._data)
+        da = a._data
+        if type(da) is _BATCHED:
+            return _batching.batched_apply(op, inputs, params)
+        data = op.forward(da, **params) if params else op.forward(da)
         needs_node = a._requires_grad
     else:
-        data = op.forward(*[t._data for t in inputs], **params)
+        arrs = [t._data for t in inputs]
+        for da in arrs:
+            if type(da) is _BATCHED:
+                return _batching.batched_apply(op, inputs, params)
+        data = op.forward(*arrs, **params)
         needs_node = False
         for t in inputs:
             if t._requires_grad:
@@ -148,6 +154,7 @@ def apply(op, inputs, params):
     dt = data.dtype
     if dt is not _F32 and dt is not _F64 and dt.kind != "f":
         return out          # integer and bool results never carry derivatives
+    state = STATE
     node = None
     if needs_node and state.grad_enabled:
         node = Node(op, inputs, out, params)
@@ -160,6 +167,7 @@ def apply(op, inputs, params):
 
 
 _wrap = Tensor._wrap
+_BATCHED = None     # the storage type of batched tensors (_batching.BatchedArray, bound there)
 _VIEWS_PRUNE = 17           # first length at which a root's list of views is pruned
 
 
