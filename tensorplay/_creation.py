@@ -16,6 +16,7 @@ import numpy as np
 
 from tensorplay import _device, _dtype
 from tensorplay._tensor import Tensor, _checked_cast, _checked_scalar
+from tensorplay.autograd.grad_mode import STATE as _STATE
 
 __all__ = ["tensor", "as_tensor", "from_numpy", "zeros", "ones", "full", "empty",
            "arange", "linspace", "eye", "rand", "randn", "randint", "zeros_like",
@@ -44,7 +45,13 @@ def manual_seed(seed):
 
 
 def _generator():
-    """The process-wide generator, made (from OS entropy) on first use."""
+    """The process-wide generator, made (from OS entropy) on first use.
+
+    Every sampler draws through here, so this is where vmap's ``randomness="error"``
+    refuses random ops (tensorplay/func/_vmap.py)."""
+    if _STATE.vmap_depth:
+        from tensorplay.func._vmap import _check_random
+        _check_random("(a tensorplay sampler)")
     gen = _rng[0]
     if gen is None:
         gen = _rng[0] = np.random.default_rng()

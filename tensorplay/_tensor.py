@@ -50,6 +50,9 @@ class _TensorBase:
 
 
 _new = _TensorBase.__new__
+# the storage type of batched tensors and its module (tensorplay/_ops/_batching.py
+# binds both on import; methods that copy storage must unwrap it)
+_BatchedArray = _batching = None
 
 
 class Tensor(_TensorBase):
@@ -227,7 +230,10 @@ class Tensor(_TensorBase):
             TypeError: assigning something other than a Tensor.
             RuntimeError: assigning a non-floating tensor to one that requires grad.
         """
-        return Tensor._wrap(self._data)
+        d = self._data
+        if type(d) is _BatchedArray:            # under vmap: detach the physical value
+            return _batching.make_batched(d._bt_phys.data, d._bt_level)
+        return Tensor._wrap(d)
 
     @data.setter
     def data(self, other):
@@ -343,7 +349,12 @@ class Tensor(_TensorBase):
 
     def detach(self):
         """A new leaf tensor sharing storage, with no history and no tangent."""
-        t = Tensor._wrap(self._data)
+        d = self._data
+        if type(d) is _BatchedArray:            # under vmap: detach the physical value
+            t = _batching.make_batched(d._bt_phys.detach(), d._bt_level)
+            t._version = self._version
+            return t
+        t = Tensor._wrap(d)
         t._version = self._version
         return t
 
@@ -529,6 +540,9 @@ class Tensor(_TensorBase):
     __hash__ = object.__hash__
 
     def __repr__(self):
+        d = self._data
+        if type(d) is _BatchedArray:            # PyTorch's form for a batched tensor
+            return f"BatchedTensor(lvl={d._bt_level}, bdim=0, value=\n{d._bt_phys!r}\n)"
         return _format(self)
 
     def __getstate__(self):

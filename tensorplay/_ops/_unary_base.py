@@ -27,6 +27,7 @@ from tensorplay._ops._common import CONFIG, broadcast_shape
 from tensorplay._ops._validate import Signature, TensorArg, declare
 from tensorplay._ops.elementwise import _binary_sig, _unary_forward, div_backward, mul_backward
 from tensorplay._ops.registry import apply, defop, tangent_sum
+from tensorplay._ops import _batching as _B
 from tensorplay._tensor import Tensor
 
 __all__ = ["defunary", "deriv_forward", "zero_rule", "zero_jvp", "smul", "sdiv", "public",
@@ -98,15 +99,18 @@ def defunary(name, fwd, deriv, second, *, uses="input", formula="", ufunc=None):
         def bjvp(ts, out, g, b):
             return tangent_sum(None if ts[0] is None else backward(ts[0], b),
                                None if ts[1] is None else second(ts[1], g, b))
-    bop = defop(bname, deriv_forward(bname, deriv), vjp=bvjp, jvp=bjvp, saves=("inputs",))
+    bop = defop(bname, deriv_forward(bname, deriv), vjp=bvjp, jvp=bjvp, saves=("inputs",),
+                batch=_B.elementwise_rule)
     if uses == "input":
         op = defop(name, _unary_forward(fwd, ufunc),
                    vjp=(lambda g, out, x: backward(g, x),),
-                   jvp=lambda ts, out, x: backward(ts[0], x), saves=("inputs",))
+                   jvp=lambda ts, out, x: backward(ts[0], x), saves=("inputs",),
+                   batch=_B.elementwise_rule)
     else:
         op = defop(name, _unary_forward(fwd, ufunc),
                    vjp=(lambda g, out, x: backward(g, out),),
-                   jvp=lambda ts, out, x: backward(ts[0], out), saves=("out",))
+                   jvp=lambda ts, out, x: backward(ts[0], out), saves=("out",),
+                   batch=_B.elementwise_rule)
     return op, backward
 
 

@@ -44,6 +44,7 @@ from tensorplay._ops._validate import Signature, TensorArg, declare
 from tensorplay._ops.elementwise import (exp, mul_backward, sigmoid, sigmoid_backward, tanh,
                                          where)
 from tensorplay._ops.registry import apply, defop, tangent_sum
+from tensorplay._ops import _batching as _B
 from tensorplay._tensor import Tensor
 
 __all__ = ["selu", "celu"]
@@ -114,13 +115,13 @@ def _defact(name, fwd_params, bwd_params, d2, saves=("inputs",)):
         jvp=lambda ts, out, g, x, **p: tangent_sum(
             None if ts[0] is None else backward(ts[0], x, **p),
             None if ts[1] is None or d2 is None else d2(ts[1], g, x, **p)),
-        saves=("inputs",))
+        saves=("inputs",), batch=_B.elementwise_rule)
     box["bwd"] = bwd
     fwd = defop(
         name, _fwd(kf, fwd_params),
         vjp=(lambda g, out, x, **p: backward(g, x, **p),),
         jvp=lambda ts, out, x, **p: backward(ts[0], x, **p),
-        saves=saves)
+        saves=saves, batch=_B.elementwise_rule)
     return fwd, bwd
 
 
@@ -240,14 +241,14 @@ _gelu_backward = defop(
         None if ts[0] is None else apply(_gelu_backward, (ts[0], x),
                                          {"approximate": approximate}),
         None if ts[1] is None else _gelu_d2(ts[1], g, x, approximate)),
-    saves=("inputs",))
+    saves=("inputs",), batch=_B.elementwise_rule)
 _gelu = defop(
     "gelu", _gelu_fwd,
     vjp=(lambda g, out, x, approximate: apply(_gelu_backward, (g, x),
                                               {"approximate": approximate}),),
     jvp=lambda ts, out, x, approximate: apply(_gelu_backward, (ts[0], x),
                                               {"approximate": approximate}),
-    saves=("inputs",))
+    saves=("inputs",), batch=_B.elementwise_rule)
 
 
 # ---------------------------------------------------------------- argument checks

@@ -45,6 +45,7 @@ from tensorplay._ops.elementwise import (_binary_forward, _binary_sig, _ternary_
                                          _ternary_sig, div_backward, div_backward_other,
                                          mul_backward, where)
 from tensorplay._ops.registry import apply, defop, tangent_sum
+from tensorplay._ops import _batching as _B
 from tensorplay._pool import MIN_BYTES as POOL_MIN_BYTES
 from tensorplay._pool import empty as pool_empty
 from tensorplay._tensor import Tensor
@@ -71,7 +72,7 @@ def _defelem(name, forward, rules, saves=("inputs",)):
     def jvp(ts, out, *xs, **params):
         return tangent_sum(*(None if t is None or r is None else r(t, out, *xs, **params)
                              for t, r in zip(ts, rules)))
-    return defop(name, forward, vjp=tuple(rules), jvp=jvp, saves=saves)
+    return defop(name, forward, vjp=tuple(rules), jvp=jvp, saves=saves, batch=_B.elementwise_rule)
 
 
 def _zeros(x):

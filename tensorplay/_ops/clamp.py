@@ -31,6 +31,7 @@ from tensorplay._ops._common import CONFIG, _constant, broadcast_shape
 from tensorplay._ops._validate import IntArg, Signature, TensorArg, declare
 from tensorplay._ops.activation import _bwd, number
 from tensorplay._ops.registry import apply, defop, tangent_sum
+from tensorplay._ops import _batching as _B
 from tensorplay._tensor import Tensor
 
 __all__ = ["clamp", "clip", "clamp_min", "clamp_max", "nan_to_num"]
@@ -83,14 +84,14 @@ _clamp_backward = defop(
     vjp=(lambda gb, out, g, x, lo, hi, **p: _cb(gb, x, lo, hi, **p), None, None, None),
     jvp=lambda ts, out, g, x, lo, hi, **p: None if ts[0] is None else _cb(ts[0], x, lo, hi,
                                                                           **p),
-    saves=("inputs",))
+    saves=("inputs",), batch=_B.elementwise_rule)
 _clamp = defop(
     "clamp", _clamp_fwd,
     vjp=tuple((lambda g, out, x, lo, hi, w=w, **p: _cb(g, x, lo, hi, w, **p))
               for w in range(3)),
     jvp=lambda ts, out, x, lo, hi, **p: tangent_sum(
         *[None if t is None else _cb(t, x, lo, hi, w, **p) for w, t in enumerate(ts)]),
-    saves=("inputs",))
+    saves=("inputs",), batch=_B.elementwise_rule)
 
 
 def _clamp_sig(op):
@@ -317,12 +318,12 @@ _nan_to_num_backward = defop(
     "nan_to_num_backward", _bwd("nan_to_num_backward", _ka.nan_to_num_bwd, _n2n_params),
     vjp=(lambda gb, out, g, x: _n2nb(gb, x), None),
     jvp=lambda ts, out, g, x: None if ts[0] is None else _n2nb(ts[0], x),
-    saves=("inputs",))
+    saves=("inputs",), batch=_B.elementwise_rule)
 _nan_to_num = defop(
     "nan_to_num", _nan_to_num_fwd,
     vjp=(lambda g, out, x, **p: _n2nb(g, x),),
     jvp=lambda ts, out, x, **p: _n2nb(ts[0], x),
-    saves=("inputs",))
+    saves=("inputs",), batch=_B.elementwise_rule)
 
 _check_nan_to_num = declare(Signature("nan_to_num", TensorArg("input")))
 _check_nan_to_num_backward = declare(Signature(

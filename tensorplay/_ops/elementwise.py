@@ -48,6 +48,7 @@ from tensorplay._ops._common import CONFIG, broadcast_shape
 from tensorplay._ops._validate import (BoolArg, Signature, TensorArg,  # noqa: F401
                                        declare)
 from tensorplay._ops.registry import apply, defop, tangent_sum
+from tensorplay._ops import _batching as _B
 from tensorplay._tensor import Tensor
 
 __all__ = ["neg", "exp", "log", "sqrt", "tanh", "sigmoid", "relu", "add", "sub", "mul",
@@ -101,13 +102,13 @@ def _defunary(name, kernel, deriv, saves, ufunc=None):
     return defop(name, _unary_forward(kernel, ufunc),
                  vjp=(deriv,),
                  jvp=lambda ts, out, x: deriv(ts[0], out, x),
-                 saves=saves)
+                 saves=saves, batch=_B.elementwise_rule)
 
 
 # ---------------------------------------------------------------- unary math
 _neg = defop("neg", _unary_forward(_ku.neg_fwd, np.negative),
              vjp=(lambda g, out, x: -g,),
-             jvp=lambda ts, out, x: -ts[0])
+             jvp=lambda ts, out, x: -ts[0], batch=_B.elementwise_rule)
 # d exp(x) = exp(x) dx
 _exp = _defunary("exp", _ku.exp_fwd, lambda g, out, x: mul_backward(g, out), ("out",))
 # d log(x) = dx / x
@@ -138,7 +139,7 @@ _mul_backward = defop(
     jvp=lambda ts, out, g, y: tangent_sum(
         None if ts[0] is None else mul_backward(ts[0], y),
         None if ts[1] is None else mul_backward(ts[1], g)),
-    saves=("inputs",))
+    saves=("inputs",), batch=_B.elementwise_rule)
 # div_backward(g, x) = g / x: the VJP of log and of div's numerator.  d/dx = -f/x.
 _div_backward = defop(
     "div_backward", _binary_forward("div_backward", _kb.div_vjp),
@@ -147,7 +148,7 @@ _div_backward = defop(
     jvp=lambda ts, out, g, x: tangent_sum(
         None if ts[0] is None else div_backward(ts[0], x),
         None if ts[1] is None else div_backward_other(ts[1], out, x)),
-    saves=("inputs", "out"))
+    saves=("inputs", "out"), batch=_B.elementwise_rule)
 # sqrt_backward(g, y) = g / (2 y), with y = sqrt(x).  d/dy = -f/y.
 _sqrt_backward = defop(
     "sqrt_backward", _binary_forward("sqrt_backward", _kb.sqrt_vjp),
@@ -156,7 +157,7 @@ _sqrt_backward = defop(
     jvp=lambda ts, out, g, y: tangent_sum(
         None if ts[0] is None else sqrt_backward(ts[0], y),
         None if ts[1] is None else div_backward_other(ts[1], out, y)),
-    saves=("inputs", "out"))
+    saves=("inputs", "out"), batch=_B.elementwise_rule)
 # tanh_backward(g, y) = g * (1 - y^2), with y = tanh(x).
 _tanh_backward = defop(
     "tanh_backward", _binary_forward("tanh_backward", _kb.tanh_vjp),
@@ -165,7 +166,7 @@ _tanh_backward = defop(
     jvp=lambda ts, out, g, y: tangent_sum(
         None if ts[0] is None else tanh_backward(ts[0], y),
         None if ts[1] is None else -2 * mul_backward(ts[1], mul_backward(g, y))),
-    saves=("inputs",))
+    saves=("inputs",), batch=_B.elementwise_rule)
 # sigmoid_backward(g, y) = g * y * (1 - y), with y = sigmoid(x).
 _sigmoid_backward = defop(
     "sigmoid_backward", _binary_forward("sigmoid_backward", _kb.sigmoid_vjp),
@@ -174,13 +175,13 @@ _sigmoid_backward = defop(
     jvp=lambda ts, out, g, y: tangent_sum(
         None if ts[0] is None else sigmoid_backward(ts[0], y),
         None if ts[1] is None else mul_backward(ts[1], mul_backward(g, 1 - 2 * y))),
-    saves=("inputs",))
+    saves=("inputs",), batch=_B.elementwise_rule)
 # relu_backward(g, x) = g * [x > 0]; piecewise constant in x, so x gets no gradient.
 _relu_backward = defop(
     "relu_backward", _binary_forward("relu_backward", _kb.relu_vjp),
     vjp=(lambda gb, out, g, x: relu_backward(gb, x), None),
     jvp=lambda ts, out, g, x: None if ts[0] is None else relu_backward(ts[0], x),
-    saves=("inputs",))
+    saves=("inputs",), batch=_B.elementwise_rule)
 # div_backward_other(g, y, b) = -(g y) / b, with y = a / b: div's VJP for the
 # denominator, and the second derivative of div_backward/sqrt_backward.  Exactly
 # 0 where g == 0 or y == 0.  d/dg = -y/b, d/dy = -g/b, d/db = g y / b^2 = -f/b.
@@ -193,7 +194,7 @@ _div_backward_other = defop(
         None if ts[0] is None else div_backward_other(ts[0], y, b),
         None if ts[1] is None else div_backward_other(ts[1], g, b),
         None if ts[2] is None else div_backward_other(ts[2], out, b)),
-    saves=("inputs", "out"))
+    saves=("inputs", "out"), batch=_B.elementwise_rule)
 
 
 # pow_backward_base(g, a, b) = g b a^(b-1), 0 where b == 0 (PyTorch's convention).
@@ -221,7 +222,7 @@ _pow_backward_base = defop(
         None if ts[0] is None else pow_backward_base(ts[0], a, b),
         None if ts[1] is None else _pbb_dbase(ts[1], g, a, b),
         None if ts[2] is None else _pbb_dexp(ts[2], g, a, b)),
-    saves=("inputs",))
+    saves=("inputs",), batch=_B.elementwise_rule)
 
 
 # pow_backward_exponent(g, y, a) = g y log a, with y = a^b; 0 where a == 0 and y
@@ -248,23 +249,24 @@ _pow_backward_exponent = defop(
         None if ts[0] is None else pow_backward_exponent(ts[0], y, a),
         None if ts[1] is None else _pbe_dy(ts[1], g, y, a),
         None if ts[2] is None else _pbe_da(ts[2], g, y, a)),
-    saves=("inputs",))
+    saves=("inputs",), batch=_B.elementwise_rule)
 
 
 # ---------------------------------------------------------------- binary arithmetic
 _add = defop("add", _binary_forward("add", _kb.add_fwd, np.add),
              vjp=(lambda g, out, a, b: g, lambda g, out, a, b: g),
-             jvp=lambda ts, out, a, b: tangent_sum(*ts))
+             jvp=lambda ts, out, a, b: tangent_sum(*ts), batch=_B.elementwise_rule)
 _sub = defop("sub", _binary_forward("sub", _kb.sub_fwd, np.subtract),
              vjp=(lambda g, out, a, b: g, lambda g, out, a, b: -g),
-             jvp=lambda ts, out, a, b: tangent_sum(ts[0], None if ts[1] is None else -ts[1]))
+             jvp=lambda ts, out, a, b: tangent_sum(ts[0], None if ts[1] is None else -ts[1]),
+             batch=_B.elementwise_rule)
 _mul = defop("mul", _binary_forward("mul", _kb.mul_fwd, np.multiply),
              vjp=(lambda g, out, a, b: mul_backward(g, b),
                   lambda g, out, a, b: mul_backward(g, a)),
              jvp=lambda ts, out, a, b: tangent_sum(
                  None if ts[0] is None else mul_backward(ts[0], b),
                  None if ts[1] is None else mul_backward(ts[1], a)),
-             saves=("inputs",))
+             saves=("inputs",), batch=_B.elementwise_rule)
 # d(a/b) = da / b - (a/b) db / b
 _div = defop("div", _binary_forward("div", _kb.div_fwd),
              vjp=(lambda g, out, a, b: div_backward(g, b),
@@ -272,7 +274,7 @@ _div = defop("div", _binary_forward("div", _kb.div_fwd),
              jvp=lambda ts, out, a, b: tangent_sum(
                  None if ts[0] is None else div_backward(ts[0], b),
                  None if ts[1] is None else div_backward_other(ts[1], out, b)),
-             saves=("inputs", "out"))
+             saves=("inputs", "out"), batch=_B.elementwise_rule)
 
 
 # d(a^b) = b a^(b-1) da + a^b log(a) db, with PyTorch's conventions where the
@@ -305,7 +307,7 @@ _pow = defop("pow", _binary_forward("pow", _kb.pow_fwd, _int_pow),
              jvp=lambda ts, out, a, b: tangent_sum(
                  None if ts[0] is None else _pow_dbase(ts[0], a, b),
                  None if ts[1] is None else pow_backward_exponent(ts[1], out, a)),
-             saves=("inputs", "out"))
+             saves=("inputs", "out"), batch=_B.elementwise_rule)
 
 
 # where(c, a, b): c selects; no gradient flows to the condition.  Float values
@@ -327,7 +329,7 @@ _where = defop("where", _where_forward,
                     lambda g, out, c, a, b: where(c, 0.0, g)),
                jvp=lambda ts, out, c, a, b: where(
                    c, 0.0 if ts[1] is None else ts[1], 0.0 if ts[2] is None else ts[2]),
-               saves=("inputs",))
+               saves=("inputs",), batch=_B.elementwise_rule)
 
 
 def where(condition, input=None, other=None):
@@ -716,7 +718,8 @@ def _compare(name, ufunc):
 
     def compare(input, other):
         a, b = check(input, other)
-        return Tensor._wrap(np.asarray(ufunc(a._data, b._data)))
+        r = ufunc(a._data, b._data)     # under vmap, a batched storage (_batching.py)
+        return Tensor._wrap(np.asarray(r) if isinstance(r, np.generic) else r)
     compare.__name__ = name
     compare.__doc__ = (f"Elementwise ``{name}`` comparison with broadcasting and type "
                        f"promotion; a bool tensor, never differentiable.\n\n"

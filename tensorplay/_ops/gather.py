@@ -17,6 +17,7 @@ from tensorplay._kernels import reduce_ext as _kx
 from tensorplay._ops._common import CONFIG, normalize_dim
 from tensorplay._ops._validate import DimArg, Signature, TensorArg, declare
 from tensorplay._ops.registry import apply, defop
+from tensorplay._ops import _batching as _B
 from tensorplay._tensor import Tensor
 
 __all__ = ["gather", "take_along_dim", "gather_backward"]
@@ -87,7 +88,7 @@ _gather = defop(
     "gather", lambda x, index, dim: _gather_array(x, index, dim),
     vjp=(lambda g, out, x, index, dim: gather_backward(g, dim, index, x.shape), None),
     jvp=lambda ts, out, x, index, dim: apply(_gather, (ts[0], index), {"dim": dim}),
-    saves=("inputs",))
+    saves=("inputs",), batch=_B.dims_rule("dim"))
 # gather_backward: the adjoint of gather; its VJP is gather, its JVP itself.
 _gather_backward = defop(
     "gather_backward",
@@ -96,7 +97,7 @@ _gather_backward = defop(
          None),
     jvp=lambda ts, out, g, index, dim, shape: apply(
         _gather_backward, (ts[0], index), {"dim": dim, "shape": shape}),
-    saves=("inputs",))
+    saves=("inputs",), batch=_B.gather_backward_rule)
 
 
 _check_gather = declare(Signature(

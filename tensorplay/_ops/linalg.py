@@ -13,6 +13,7 @@ from tensorplay._ops._common import CONFIG
 from tensorplay._ops._validate import Signature, TensorArg, declare
 from tensorplay._pool import empty as pool_empty
 from tensorplay._ops.registry import apply, defop, tangent_sum
+from tensorplay._ops import _batching as _B
 
 __all__ = ["matmul"]
 
@@ -95,7 +96,7 @@ _matmul = defop("matmul", _matmul_forward,
                 jvp=lambda ts, out, a, b: tangent_sum(
                     None if ts[0] is None else matmul(ts[0], b),
                     None if ts[1] is None else matmul(a, ts[1])),
-                saves=("inputs",))
+                saves=("inputs",), batch=_B.matmul_rule)
 
 
 _check_matmul = declare(Signature(

@@ -30,6 +30,7 @@ from tensorplay._kernels import linalg as _kl
 from tensorplay._ops._validate import Signature, TensorArg, declare
 from tensorplay._ops.linalg import matmul
 from tensorplay._ops.registry import apply, defop, tangent_sum
+from tensorplay._ops import _batching as _B
 from tensorplay._ops.shape import check_index, getitem_backward
 from tensorplay._tensor import Tensor
 
@@ -165,7 +166,7 @@ def _float_checker(op, *names, min_ndims=None):
 _inv = defop("linalg_inv", lambda a: _np_linalg("linalg.inv", np.linalg.inv, a),
              vjp=(lambda g, out, a: -matmul(matmul(out.mT, g), out.mT),),
              jvp=lambda ts, out, a: -matmul(matmul(out, ts[0]), out),
-             saves=("out",))
+             saves=("out",), batch=_B.leading_rule)
 _check_inv = _float_checker("linalg.inv", "A")
 
 
@@ -275,7 +276,7 @@ def solve(A, B, *, left=True):
 _det = defop("linalg_det", lambda a: np.asarray(_np_linalg("linalg.det", np.linalg.det, a)),
              vjp=(lambda g, out, a: _bcast(g * out, 2) * inv(a).mT,),
              jvp=lambda ts, out, a: out * _trace(_solve(a, ts[0])),
-             saves=("inputs", "out"))
+             saves=("inputs", "out"), batch=_B.leading_rule)
 _check_det = _float_checker("linalg.det", "A")
 
 
@@ -308,11 +309,12 @@ def _slogdet_logabs_t(ts, out, a):
 
 _slogdet = defop("linalg_slogdet", _slogdet_fwd,
                  vjp=(lambda g, out, a: _bcast(g[..., 1], 2) * inv(a).mT,),
-                 jvp=_slogdet_logabs_t, saves=("inputs",))
+                 jvp=_slogdet_logabs_t, saves=("inputs",), batch=_B.leading_rule)
 _check_slogdet = _float_checker("linalg.slogdet", "A")
 SlogdetResult = namedtuple("linalg_slogdet", ["sign", "logabsdet"])
 
 
+@_B.loop_under_vmap
 def slogdet(A):
     """Sign and log of the absolute value of the determinant: a named tuple
     ``(sign, logabsdet)``, both of shape (*).  ``sign`` is -1, 0 or 1 and carries
@@ -353,7 +355,7 @@ def _cholesky_jvp(ts, L, a):
 
 _cholesky = defop("linalg_cholesky",
                   lambda a: _np_linalg("linalg.cholesky", np.linalg.cholesky, a),
-                  vjp=(_cholesky_vjp,), jvp=_cholesky_jvp, saves=("out",))
+                  vjp=(_cholesky_vjp,), jvp=_cholesky_jvp, saves=("out",), batch=_B.leading_rule)
 _check_cholesky = _float_checker("linalg.cholesky", "A")
 
 
@@ -420,7 +422,7 @@ def _pinv_gA(X, A, g):
 _pinv = defop("linalg_pinv", _pinv_fwd,
               vjp=(lambda g, out, a, **kw: _pinv_gA(out, a, g),),
               jvp=lambda ts, out, a, **kw: _pinv_dX(out, a, ts[0]),
-              saves=("inputs", "out"))
+              saves=("inputs", "out"), batch=_B.leading_rule)
 _check_pinv = _float_checker("linalg.pinv", "A")
 
 
@@ -497,6 +499,7 @@ LstsqResult = namedtuple("linalg_lstsq", ["solution", "residuals", "rank", "sing
 _DRIVERS = ("gels", "gelsy", "gelsd", "gelss")
 
 
+@_B.loop_under_vmap
 def lstsq(A, B, rcond=None, *, driver=None):
     """Least-squares solution of ``A X = B``: a named tuple ``(solution, residuals,
     rank, singular_values)`` as ``torch.linalg.lstsq``.

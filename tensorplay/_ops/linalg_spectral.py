@@ -20,6 +20,7 @@ from tensorplay._ops.linalg_decomp import (_diag_embed, _diagonal, _eye, _float_
                                            _nonzero, _np_linalg, _pack, _pack_np, _square,
                                            _tril, _unpack, inv)
 from tensorplay._ops.registry import apply, defop
+from tensorplay._ops import _batching as _B
 from tensorplay._tensor import Tensor
 
 __all__ = []
@@ -131,7 +132,8 @@ def _qr_jvp(ts, out, a, mode):
     return _pack([dQ, dR], batch, shapes)
 
 
-_qr = defop("linalg_qr", _qr_fwd, vjp=(_qr_vjp,), jvp=_qr_jvp, saves=("inputs", "out"))
+_qr = defop("linalg_qr", _qr_fwd, vjp=(_qr_vjp,), jvp=_qr_jvp, saves=("inputs", "out"),
+            batch=_B.leading_rule)
 _check_qr = _float_checker("linalg.qr", "A")
 
 
@@ -197,7 +199,7 @@ def _eigh_jvp(ts, out, a, uplo):
 
 
 _eigh = defop("linalg_eigh", _eigh_fwd, vjp=(_eigh_vjp,), jvp=_eigh_jvp,
-              saves=("inputs", "out"))
+              saves=("inputs", "out"), batch=_B.leading_rule)
 _check_eigh = _float_checker("linalg.eigh", "A")
 
 
@@ -308,7 +310,8 @@ def _svd_jvp(ts, out, a, full_matrices):
     return _pack([dU, dS, dV.mT], a.shape[:-2], shapes)
 
 
-_svd = defop("linalg_svd", _svd_fwd, vjp=(_svd_vjp,), jvp=_svd_jvp, saves=("inputs", "out"))
+_svd = defop("linalg_svd", _svd_fwd, vjp=(_svd_vjp,), jvp=_svd_jvp, saves=("inputs", "out"),
+             batch=_B.leading_rule)
 _check_svd = _float_checker("linalg.svd", "A")
 
 
@@ -358,7 +361,7 @@ def _svdvals_jvp(ts, out, a):
 
 
 _svdvals = defop("linalg_svdvals", _svdvals_fwd, vjp=(_svdvals_vjp,), jvp=_svdvals_jvp,
-                 saves=("inputs",))
+                 saves=("inputs",), batch=_B.leading_rule)
 _check_svdvals = _float_checker("linalg.svdvals", "A")
 
 

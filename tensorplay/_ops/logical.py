@@ -14,6 +14,7 @@ import numpy as np
 
 from tensorplay._ops._validate import BoolArg, Signature, TensorArg, declare
 from tensorplay._ops.elementwise import _binary_sig
+from tensorplay._ops import _batching as _B
 from tensorplay._tensor import Tensor
 
 __all__ = ["isclose", "allclose", "equal", "isnan", "isinf", "isfinite", "isposinf",
@@ -134,7 +135,7 @@ def _value_test(op, fn, doc):
     test.__doc__ = (doc + "\n\n    Any dtype (integer and bool elements are finite and real);"
                     " returns a bool tensor of the input's shape.  TypeError for a "
                     "non-Tensor.\n")
-    return test
+    return _B.loop_under_vmap(test)
 
 
 isnan = _value_test("isnan", np.isnan, "True where ``input`` is nan.")

@@ -16,6 +16,7 @@ from tensorplay._ops._common import CONFIG, as_tensor_arg, promote
 from tensorplay._ops._validate import (DimArg, IntArg, Signature, TensorArg, declare,
                                        renamed_error)
 from tensorplay._ops.registry import apply, defop, tangent_sum
+from tensorplay._ops import _batching as _B
 from tensorplay._tensor import Tensor
 
 __all__ = ["log_softmax", "softmax", "log_softmax_backward", "nll_loss", "nll_loss_backward",
@@ -69,7 +70,7 @@ _log_softmax = defop(
     "log_softmax", _log_softmax_fwd,
     vjp=(lambda g, out, x, dim: log_softmax_backward(g, out, dim),),
     jvp=lambda ts, out, x, dim: ts[0] - (out.exp() * ts[0]).sum(dim, keepdim=True),
-    saves=("out",))
+    saves=("out",), batch=_B.dims_rule("dim"))
 
 
 # b(g, y) = g - exp(y) S,  S = sum(g, dim).  Linear in g, with adjoint
@@ -88,7 +89,7 @@ _log_softmax_backward = defop(
     jvp=lambda ts, out, g, y, dim: tangent_sum(
         None if ts[0] is None else log_softmax_backward(ts[0], y, dim),
         None if ts[1] is None else -(ts[1] * y.exp() * g.sum(dim, keepdim=True))),
-    saves=("inputs",))
+    saves=("inputs",), batch=_B.dims_rule("dim"))
 
 
 def log_softmax_backward(grad_output, output, dim):

@@ -15,6 +15,7 @@ from tensorplay._kernels import reduce as _kr
 from tensorplay._ops._common import CONFIG, not_tensor_error
 from tensorplay._ops._validate import BoolArg, DimsArg, Signature, TensorArg, declare
 from tensorplay._ops.registry import apply, defop
+from tensorplay._ops import _batching as _B
 from tensorplay._ops.shape import _expand, _reshape
 from tensorplay._tensor import Tensor
 
@@ -113,12 +114,14 @@ def _expand_back(g, x, dims, keepdim):
 # sum: VJP broadcasts g back over the reduced dims; JVP sums the tangent.
 _sum = defop("sum", lambda x, dims, keepdim: _sum_array(x, dims, keepdim),
              vjp=(lambda g, out, x, dims, keepdim: _expand_back(g, x, dims, keepdim),),
-             jvp=lambda ts, out, x, dims, keepdim: sum(ts[0], dims, keepdim))
+             jvp=lambda ts, out, x, dims, keepdim: sum(ts[0], dims, keepdim),
+             batch=_B.dims_rule("dims"))
 # mean = sum / n, n the number of reduced elements.
 _mean = defop("mean", lambda x, dims, keepdim: _mean_array(x, dims, keepdim),
               vjp=(lambda g, out, x, dims, keepdim:
                    _expand_back(g, x, dims, keepdim) * (1.0 / max(_count(x.shape, dims), 1)),),
-              jvp=lambda ts, out, x, dims, keepdim: mean(ts[0], dims, keepdim))
+              jvp=lambda ts, out, x, dims, keepdim: mean(ts[0], dims, keepdim),
+              batch=_B.dims_rule("dims"))
 
 
 def _reduce_sig(op, kinds="fib", **kw):

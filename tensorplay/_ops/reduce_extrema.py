@@ -27,6 +27,7 @@ from tensorplay._ops._validate import BoolArg, DimArg, DimsArg, Signature, Tenso
 from tensorplay._ops.elementwise import where
 from tensorplay._ops.gather import gather
 from tensorplay._ops.registry import apply, defop
+from tensorplay._ops import _batching as _B
 from tensorplay._tensor import Tensor
 
 __all__ = ["amax", "amin", "max", "min", "argmax", "argmin", "aminmax"]
@@ -136,9 +137,9 @@ def _ext_jvp(ts, out, x, dims, keepdim):
 
 
 _amax = defop("amax", lambda x, dims, keepdim: _extrema_array(x, dims, keepdim, False),
-              vjp=(_ext_vjp,), jvp=_ext_jvp, saves=("inputs", "out"))
+              vjp=(_ext_vjp,), jvp=_ext_jvp, saves=("inputs", "out"), batch=_B.dims_rule("dims"))
 _amin = defop("amin", lambda x, dims, keepdim: _extrema_array(x, dims, keepdim, True),
-              vjp=(_ext_vjp,), jvp=_ext_jvp, saves=("inputs", "out"))
+              vjp=(_ext_vjp,), jvp=_ext_jvp, saves=("inputs", "out"), batch=_B.dims_rule("dims"))
 
 
 def _reduce_sig(op):
@@ -229,6 +230,7 @@ def _max_min(op, input, dim, keepdim, other, is_min):
     return (min_result if is_min else max_result)(values, index)
 
 
+@_B.loop_under_vmap
 def max(input, dim=None, keepdim=False, *, other=None):
     """``max(input)``: the maximum of all elements (0-d; the gradient split evenly
     among ties).  ``max(input, dim, keepdim=False)``: the named tuple
@@ -246,6 +248,7 @@ def max(input, dim=None, keepdim=False, *, other=None):
     return _max_min("max", input, dim, keepdim, other, False)
 
 
+@_B.loop_under_vmap
 def min(input, dim=None, keepdim=False, *, other=None):
     """The minimum; the same forms and conventions as ``max``."""
     return _max_min("min", input, dim, keepdim, other, True)
@@ -269,6 +272,7 @@ def _argext(op, input, dim, keepdim, is_min):
     return Tensor._wrap(idx)
 
 
+@_B.loop_under_vmap
 def argmax(input, dim=None, keepdim=False):
     """Indices (int64) of the maximum: over the flattened input when ``dim`` is
     None (a 0-d result; keepdim gives all dims of size 1), else along ``dim``.
@@ -281,11 +285,13 @@ def argmax(input, dim=None, keepdim=False):
     return _argext("argmax", input, dim, keepdim, False)
 
 
+@_B.loop_under_vmap
 def argmin(input, dim=None, keepdim=False):
     """Indices of the minimum; as ``argmax``."""
     return _argext("argmin", input, dim, keepdim, True)
 
 
+@_B.loop_under_vmap
 def aminmax(input, dim=None, keepdim=False):
     """The named tuple ``(min, max)`` (``torch.aminmax``) over every element, or
     along ``dim``; gradients as ``amin``/``amax`` (ties split evenly).  (PyTorch

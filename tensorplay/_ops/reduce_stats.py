@@ -39,6 +39,7 @@ from tensorplay._ops.reduce import mean, sum as _sum
 from tensorplay._ops.reduce_extrema import (_extrema_array, arrange, kept_shape,
                                             reduced_shape, unarrange)
 from tensorplay._ops.registry import apply, defop, tangent_sum
+from tensorplay._ops import _batching as _B
 from tensorplay._tensor import Tensor
 
 __all__ = ["prod", "var", "std", "var_mean", "std_mean", "logsumexp", "all", "any",
@@ -88,7 +89,7 @@ _prod = defop(
     vjp=(lambda g, out, x, dims, keepdim: _prod_backward(g, x, dims, keepdim),),
     jvp=lambda ts, out, x, dims, keepdim: (
         _prod_backward(_ones_like_out(out), x, dims, keepdim) * ts[0]).sum(dims, keepdim),
-    saves=("inputs",))
+    saves=("inputs",), batch=_B.dims_rule("dims"))
 
 
 # prod_backward(g, x, d_1..d_k) = g * D^k E [d_1..d_k], E_r = prod_{j != r} x_j the
@@ -122,7 +123,8 @@ def _prod_backward_jvp(ts, out, g, x, *dirs, dims, keepdim):
 
 _prod_bwd = defop("prod_backward",
                   lambda g, x, *dirs, dims, keepdim: _prod_bwd_array(g, x, *dirs, dims=dims),
-                  vjp=_ProdBackwardVJP(), jvp=_prod_backward_jvp, saves=("inputs",))
+                  vjp=_ProdBackwardVJP(), jvp=_prod_backward_jvp, saves=("inputs",),
+                  batch=_B.dims_rule("dims"))
 
 
 def _reduce_sig(op, kinds="fib", **kw):
@@ -284,6 +286,7 @@ def std_mean(input, dim=None, unbiased=_UNSET, keepdim=False, *, correction=None
 _check_logsumexp = declare(_reduce_sig("logsumexp", to_float=True))
 
 
+@_B.loop_under_vmap
 def logsumexp(input, dim=None, keepdim=False):
     """``log(sum(exp(x)))`` over ``dim`` (an int or a tuple; None: all), computed as
     ``m + log(sum(exp(x - m)))`` with ``m`` the slice maximum (no overflow).
@@ -315,6 +318,7 @@ _check_count_nonzero = declare(Signature("count_nonzero", TensorArg("input"),
                                          DimsArg("dim", default=None)))
 
 
+@_B.loop_under_vmap
 def all(input, dim=None, keepdim=False):
     """True where every element over ``dim`` is nonzero (a bool tensor; never
     differentiable).  The empty ``all`` is True.
@@ -326,6 +330,7 @@ def all(input, dim=None, keepdim=False):
     return Tensor._wrap(np.asarray(np.all(input._data, axis=dims, keepdims=keepdim)))
 
 
+@_B.loop_under_vmap
 def any(input, dim=None, keepdim=False):
     """True where some element over ``dim`` is nonzero (bool; the empty ``any``
     is False).  Raises as ``all``."""
@@ -333,6 +338,7 @@ def any(input, dim=None, keepdim=False):
     return Tensor._wrap(np.asarray(np.any(input._data, axis=dims, keepdims=keepdim)))
 
 
+@_B.loop_under_vmap
 def count_nonzero(input, dim=None):
     """The number of nonzero elements over ``dim`` (int64; nan counts as nonzero).
 

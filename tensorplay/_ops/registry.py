@@ -48,11 +48,15 @@ class OpDef:
             spreading k inputs into each of k rule calls would make the backward
             O(k^2).
         node_name (str): PyTorch-style ``grad_fn`` name, e.g. ``"ExpBackward0"``.
+        batch: the batching rule under ``vmap``, ``rule(op, args, batched, size, params)
+            -> Tensor`` (``tensorplay/_ops/_batching.py``: the rule makers and the
+            contract); ``None`` runs the primitive once per batch entry (a loop).
     """
     __slots__ = ("name", "forward", "vjp", "jvp", "save_inputs", "save_out", "view",
-                 "pack_inputs", "node_name")
+                 "pack_inputs", "node_name", "batch")
 
-    def __init__(self, name, forward, vjp, jvp, saves=(), view=False, pack_inputs=False):
+    def __init__(self, name, forward, vjp, jvp, saves=(), view=False, pack_inputs=False,
+                 batch=None):
         unknown = set(saves) - {"inputs", "out"}
         if unknown:
             raise ValueError(f"defop({name!r}): saves may hold 'inputs' and 'out', got {unknown}")
@@ -65,6 +69,7 @@ class OpDef:
         self.view = view
         self.pack_inputs = pack_inputs
         self.node_name = "".join(p.capitalize() for p in name.split("_")) + "Backward0"
+        self.batch = batch
 
     def __repr__(self):
         return f"<primitive {self.name}>"
@@ -73,11 +78,11 @@ class OpDef:
 REGISTRY: dict = {}
 
 
-def defop(name, forward, vjp, jvp, *, saves=(), view=False, pack_inputs=False):
+def defop(name, forward, vjp, jvp, *, saves=(), view=False, pack_inputs=False, batch=None):
     """Register a primitive and return its ``OpDef`` (see the module docstring)."""
     if name in REGISTRY:
         raise ValueError(f"defop(): primitive {name!r} is already registered")
-    op = OpDef(name, forward, vjp, jvp, saves, view, pack_inputs)
+    op = OpDef(name, forward, vjp, jvp, saves, view, pack_inputs, batch)
     REGISTRY[name] = op
     return op
 
@@ -87,20 +92,33 @@ def apply(op, inputs, params):
 
     Records a graph node when grad mode is on and an input requires grad, and
     computes the output tangent when an input carries one at the active dual level.
+    An input whose storage is batched (under ``vmap``) runs the primitive's
+    batching rule instead (``_batching.batched_apply``): the check is a type
+    comparison on each input's storage, which apply reads anyway.
     """
     # one and two inputs are the common case: no list, no ``**{}`` call
     n = len(inputs)
     if n == 2:
         a, b = inputs
-        data = (op.forward(a._data, b._data, **params) if params
-                else op.forward(a._data, b._data))
+        da = a._data
+        db = b._data
+        if type(da) is _BATCHED or type(db) is _BATCHED:
+            return _batching.batched_apply(op, inputs, params)
+        data = op.forward(da, db, **params) if params else op.forward(da, db)
         needs_node = a._requires_grad or b._requires_grad
     elif n == 1:
         a = inputs[0]
-        data = op.forward(a._data, **params) if params else op.forward(a._data)
+        da = a._data
+        if type(da) is _BATCHED:
+            return _batching.batched_apply(op, inputs, params)
+        data = op.forward(da, **params) if params else op.forward(da)
         needs_node = a._requires_grad
     else:
-        data = op.forward(*[t._data for t in inputs], **params)
+        arrs = [t._data for t in inputs]
+        for da in arrs:
+            if type(da) is _BATCHED:
+                return _batching.batched_apply(op, inputs, params)
+        data = op.forward(*arrs, **params)
         needs_node = False
         for t in inputs:
             if t._requires_grad:
@@ -149,6 +167,7 @@ def apply(op, inputs, params):
 
 
 _wrap = Tensor._wrap
+_BATCHED = None     # the storage type of batched tensors (_batching.BatchedArray, bound there)
 _VIEWS_PRUNE = 17           # first length at which a root's list of views is pruned
 
 
@@ -224,3 +243,6 @@ def tangent_sum(*terms):
             total = t if total is None else total + t
     return total
 
+
+
+from tensorplay._ops import _batching  # noqa: E402  (it reads this module's names on use)

@@ -19,6 +19,7 @@ from tensorplay._ops._common import CONFIG, not_tensor_error
 from tensorplay._ops._validate import (BoolArg, DimArg, IntArg, Signature, TensorArg,
                                        declare)
 from tensorplay._ops.registry import apply, defop
+from tensorplay._ops import _batching as _B
 from tensorplay._kernels import scan as _ks
 from tensorplay._tensor import Tensor
 
@@ -47,7 +48,8 @@ def _scan_array(x, dim, prod, reverse):
 # cumsum is linear: its VJP is the reversed scan of g, and its JVP the scan of t.
 _cumsum = defop("cumsum", lambda x, dim, reverse: _scan_array(x, dim, False, reverse),
                 vjp=(lambda g, out, x, dim, reverse: _scan(g, dim, not reverse),),
-                jvp=lambda ts, out, x, dim, reverse: _scan(ts[0], dim, reverse))
+                jvp=lambda ts, out, x, dim, reverse: _scan(ts[0], dim, reverse),
+                batch=_B.dims_rule("dim"))
 
 
 def _scan(x, dim, reverse=False):
@@ -77,7 +79,8 @@ def _shift_array(x, dim, by, fill):
 
 _shift = defop("scan_shift", _shift_array,
                vjp=(lambda g, out, x, dim, by, fill: _shifted(g, dim, -by),),
-               jvp=lambda ts, out, x, dim, by, fill: _shifted(ts[0], dim, by))
+               jvp=lambda ts, out, x, dim, by, fill: _shifted(ts[0], dim, by),
+               batch=_B.dims_rule("dim"))
 
 
 def _shifted(x, dim, by, fill=0.0):
@@ -121,7 +124,7 @@ def _linrec_jvp(ts, out, g, a, dim, reverse):
 _linrec_op = defop("linrec", _linrec_array,
                    vjp=(lambda h, out, g, a, dim, reverse: _linrec(h, a, dim, not reverse),
                         _linrec_vjp_a),
-                   jvp=_linrec_jvp, saves=("inputs", "out"))
+                   jvp=_linrec_jvp, saves=("inputs", "out"), batch=_B.dims_rule("dim"))
 
 
 def _linrec(g, a, dim, reverse):
@@ -141,7 +144,7 @@ _cumprod = defop("cumprod", lambda x, dim: _scan_array(x, dim, True, False),
                  vjp=(lambda g, out, x, dim: _exclusive(out, dim) * _linrec(g, x, dim, True),),
                  jvp=lambda ts, out, x, dim: _linrec(ts[0] * _exclusive(out, dim), x, dim,
                                                      False),
-                 saves=("inputs", "out"))
+                 saves=("inputs", "out"), batch=_B.dims_rule("dim"))
 
 _check_shift = declare(Signature("scan_shift", TensorArg("input", "f"), DimArg("dim"),
                                  IntArg("by", lo=-1, hi=1)))

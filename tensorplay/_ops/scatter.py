@@ -29,6 +29,7 @@ out-of-range indices do everywhere (naming the op, the dim and its size).
 import numpy as np
 
 from tensorplay._ops._validate import DimArg, Signature, TensorArg, declare
+from tensorplay._ops import _batching as _B
 from tensorplay._ops.index import put_indices, take_indices
 from tensorplay._tensor import Tensor
 
@@ -339,6 +340,7 @@ _check_scatter_reduce = declare(Signature(
     TensorArg("src", "fi")))
 
 
+@_B.loop_under_vmap
 def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
     """A copy of ``input`` where each position that ``index`` hits holds the
     reduction ('sum', 'prod', 'mean', 'amax', 'amin') of the ``src`` entries

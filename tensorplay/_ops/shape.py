@@ -20,6 +20,7 @@ from tensorplay._ops._validate import (BoolArg, DimArg, DimsArg, DtypeArg, Index
                                        PermArg, Signature, SizesArg, TensorArg,
                                        TensorListArg, declare)
 from tensorplay._ops.registry import apply, defop, sum_to_shape
+from tensorplay._ops import _batching as _B
 from tensorplay._tensor import Tensor
 
 __all__ = ["reshape", "view", "permute", "transpose", "t", "unsqueeze", "squeeze", "expand",
@@ -63,12 +64,12 @@ def _infer_shape(shape, numel, op):
 # wrapper that costs more than the view itself on small arrays.)
 _view = defop("view", lambda x, shape: x.reshape(shape, copy=False),
               vjp=(lambda g, out, x, shape: g.reshape(x.shape),),
-              jvp=lambda ts, out, x, shape: ts[0].reshape(shape), view=True)
+              jvp=lambda ts, out, x, shape: ts[0].reshape(shape), view=True, batch=_B.reshape_rule)
 # the copy: np.array(x, order="C") always copies, and reshaping that fresh
 # C-contiguous array is a view of the copy, never of x
 _reshape = defop("reshape", lambda x, shape: np.array(x, order="C").reshape(shape),
                  vjp=(lambda g, out, x, shape: g.reshape(x.shape),),
-                 jvp=lambda ts, out, x, shape: ts[0].reshape(shape))
+                 jvp=lambda ts, out, x, shape: ts[0].reshape(shape), batch=_B.reshape_rule)
 
 
 def reshape(input, *shape):
@@ -197,7 +198,8 @@ def squeeze(input, dim=None):
 # permute: VJP applies the inverse permutation.
 _permute = defop("permute", lambda x, dims: np.transpose(x, dims),
                  vjp=(lambda g, out, x, dims: g.permute(tuple(np.argsort(dims).tolist())),),
-                 jvp=lambda ts, out, x, dims: ts[0].permute(dims), view=True)
+                 jvp=lambda ts, out, x, dims: ts[0].permute(dims), view=True,
+                 batch=_B.permute_rule)
 
 
 def permute(input, *dims):
@@ -250,7 +252,7 @@ def t(input):
 # expand: VJP sums the cotangent back to the input's shape (in the registry).
 _expand = defop("expand", lambda x, shape: np.broadcast_to(x, shape),
                 vjp=(lambda g, out, x, shape: sum_to_shape(g, x.shape),),
-                jvp=lambda ts, out, x, shape: ts[0].expand(shape), view=True)
+                jvp=lambda ts, out, x, shape: ts[0].expand(shape), view=True, batch=_B.expand_rule)
 
 
 def expand(input, *sizes):
@@ -381,12 +383,13 @@ def _getitem_backward_fwd(g, shape, key):
 # getitem: a view; VJP scatters the cotangent into zeros of the input's shape.
 _getitem = defop("getitem", lambda x, key: x[key],
                  vjp=(lambda g, out, x, key: getitem_backward(g, x.shape, key),),
-                 jvp=lambda ts, out, x, key: ts[0][key], view=True)
+                 jvp=lambda ts, out, x, key: ts[0][key], view=True, batch=_B.getitem_rule)
 # getitem_backward is linear in g; its adjoint is getitem.
 _getitem_backward = defop(
     "getitem_backward", _getitem_backward_fwd,
     vjp=(lambda gb, out, g, shape, key: apply(_getitem, (gb,), {"key": key}),),
-    jvp=lambda ts, out, g, shape, key: getitem_backward(ts[0], shape, key))
+    jvp=lambda ts, out, g, shape, key: getitem_backward(ts[0], shape, key),
+    batch=_B.getitem_backward_rule)
 
 
 _check_getitem = declare(Signature("getitem", TensorArg("input"),
@@ -471,7 +474,7 @@ _stack = defop("stack", lambda *xs, dim: np.stack(xs, axis=dim),
                jvp=lambda ts, out, *xs, dim: stack(
                    [t if t is not None else Tensor._wrap(np.zeros(x.shape, x._data.dtype))
                     for t, x in zip(ts, xs)], dim),
-               pack_inputs=True)
+               pack_inputs=True, batch=_B.join_rule)
 
 
 def stack(tensors, dim=0):
@@ -497,7 +500,7 @@ def stack(tensors, dim=0):
 
 _clone = defop("clone", lambda x: np.array(x, order="C", copy=True),
                vjp=(lambda g, out, x: g,),
-               jvp=lambda ts, out, x: ts[0])
+               jvp=lambda ts, out, x: ts[0], batch=_B.leading_rule)
 
 
 def clone(input):
@@ -510,7 +513,7 @@ def clone(input):
 # cotangent back to the input's dtype, so the rule is the identity.
 _to_copy = defop("_to_copy", lambda x, dtype: x.astype(dtype.numpy),
                  vjp=(lambda g, out, x, dtype: g,),
-                 jvp=lambda ts, out, x, dtype: ts[0].to(dtype))
+                 jvp=lambda ts, out, x, dtype: ts[0].to(dtype), batch=_B.leading_rule)
 
 
 def to_dtype(input, dtype, copy=False):

@@ -30,6 +30,7 @@ from tensorplay._ops._common import broadcast_shape, normalize_dim
 from tensorplay._ops._validate import (DimArg, IntArg, Signature, SizesArg, TensorArg,
                                        TensorListArg, declare)
 from tensorplay._ops.registry import apply, defop
+from tensorplay._ops import _batching as _B
 from tensorplay._pool import MIN_BYTES as POOL_MIN_BYTES
 from tensorplay._pool import empty as pool_empty
 from tensorplay._tensor import Tensor
@@ -88,7 +89,7 @@ def _cat_jvp(ts, out, *xs, dim, bounds):
     return apply(_cat, tuple(parts), {"dim": dim, "bounds": bounds})
 
 
-_cat = defop("cat", _cat_fwd, vjp=_CatVJP(), jvp=_cat_jvp, pack_inputs=True)
+_cat = defop("cat", _cat_fwd, vjp=_CatVJP(), jvp=_cat_jvp, pack_inputs=True, batch=_B.join_rule)
 
 _check_cat = declare(Signature("cat", TensorListArg("tensors"),
                                DimArg("dim", of="tensors", default=0)))

@@ -32,6 +32,7 @@ from tensorplay._ops._common import normalize_dim
 from tensorplay._ops._validate import (DimArg, DimsArg, IntArg, Signature, SizesArg,
                                        TensorArg, declare)
 from tensorplay._ops.registry import apply, defop
+from tensorplay._ops import _batching as _B
 from tensorplay._pool import empty as pool_empty
 from tensorplay._tensor import Tensor
 
@@ -56,7 +57,8 @@ def _flip_fwd(x, dims):
 
 _flip = defop("flip", _flip_fwd,
               vjp=(lambda g, out, x, dims: apply(_flip, (g,), {"dims": dims}),),
-              jvp=lambda ts, out, x, dims: apply(_flip, (ts[0],), {"dims": dims}))
+              jvp=lambda ts, out, x, dims: apply(_flip, (ts[0],), {"dims": dims}),
+              batch=_B.dims_rule("dims"))
 
 _check_flip = declare(Signature("flip", TensorArg("input"), DimsArg("dims")))
 
@@ -125,7 +127,8 @@ def _unroll(t, shifts, dims):
 
 _roll_p = defop("roll", _roll_fwd,
                 vjp=(lambda g, out, x, shifts, dims: _unroll(g, shifts, dims),),
-                jvp=lambda ts, out, x, shifts, dims: _roll(ts[0], shifts, dims))
+                jvp=lambda ts, out, x, shifts, dims: _roll(ts[0], shifts, dims),
+                batch=_B.dims_rule("dims"))
 
 _check_roll = declare(Signature("roll", TensorArg("input"), SizesArg("shifts"),
                                 SizesArg("dims", default=())))
@@ -179,10 +182,12 @@ def _tri_fwd(x, diagonal, lower):
 
 _tril = defop("tril", lambda x, diagonal: _tri_fwd(x, diagonal, True),
               vjp=(lambda g, out, x, diagonal: apply(_tril, (g,), {"diagonal": diagonal}),),
-              jvp=lambda ts, out, x, diagonal: apply(_tril, (ts[0],), {"diagonal": diagonal}))
+              jvp=lambda ts, out, x, diagonal: apply(_tril, (ts[0],), {"diagonal": diagonal}),
+              batch=_B.leading_rule)
 _triu = defop("triu", lambda x, diagonal: _tri_fwd(x, diagonal, False),
               vjp=(lambda g, out, x, diagonal: apply(_triu, (g,), {"diagonal": diagonal}),),
-              jvp=lambda ts, out, x, diagonal: apply(_triu, (ts[0],), {"diagonal": diagonal}))
+              jvp=lambda ts, out, x, diagonal: apply(_triu, (ts[0],), {"diagonal": diagonal}),
+              batch=_B.leading_rule)
 
 _check_tril = declare(Signature("tril", TensorArg("input", min_ndim=2),
                                 IntArg("diagonal", default=0)))
@@ -245,12 +250,12 @@ _diagonal_p = defop(
     vjp=(lambda g, out, x, offset, dim1, dim2:
          _diagonal_backward(g, x.shape, offset, dim1, dim2),),
     jvp=lambda ts, out, x, offset, dim1, dim2: _diagonal(ts[0], offset, dim1, dim2),
-    view=True)
+    view=True, batch=_B.diagonal_rule)
 _diagonal_backward_p = defop(
     "diagonal_backward", _diagonal_backward_fwd,
     vjp=(lambda gb, out, g, shape, offset, dim1, dim2: _diagonal(gb, offset, dim1, dim2),),
     jvp=lambda ts, out, g, shape, offset, dim1, dim2:
-        _diagonal_backward(ts[0], shape, offset, dim1, dim2))
+        _diagonal_backward(ts[0], shape, offset, dim1, dim2), batch=_B.diagonal_backward_rule)
 
 _check_diagonal = declare(Signature("diagonal", TensorArg("input"), IntArg("offset", default=0),
                                     DimArg("dim1", default=0), DimArg("dim2", default=1)))
@@ -403,10 +408,12 @@ def _ri_backward(g, repeats, dim):
 
 _ri_p = defop("repeat_interleave", _ri_fwd,
               vjp=(lambda g, out, x, repeats, dim: _ri_backward(g, repeats, dim),),
-              jvp=lambda ts, out, x, repeats, dim: _ri(ts[0], repeats, dim))
+              jvp=lambda ts, out, x, repeats, dim: _ri(ts[0], repeats, dim),
+              batch=_B.dims_rule("dim"))
 _ri_backward_p = defop("repeat_interleave_backward", _ri_backward_fwd,
                        vjp=(lambda gb, out, g, repeats, dim: _ri(gb, repeats, dim),),
-                       jvp=lambda ts, out, g, repeats, dim: _ri_backward(ts[0], repeats, dim))
+                       jvp=lambda ts, out, g, repeats, dim: _ri_backward(ts[0], repeats, dim),
+                       batch=_B.dims_rule("dim"))
 
 _check_ri = declare(Signature("repeat_interleave", TensorArg("input"),
                               TensorArg("repeats", kinds="i", numbers=True),

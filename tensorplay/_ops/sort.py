@@ -26,6 +26,7 @@ import math
 import numpy as np
 
 from tensorplay._ops._common import normalize_dim, not_tensor_error
+from tensorplay._ops import _batching as _B
 from tensorplay._ops._validate import BoolArg, DimArg, IntArg, Signature, TensorArg, declare
 from tensorplay._ops.gather import gather
 from tensorplay._tensor import Tensor
@@ -81,6 +82,7 @@ def _take(input, dim, idx):
     return gather(input, dim, _index_tensor(idx))
 
 
+@_B.loop_under_vmap
 def sort(input, dim=-1, descending=False, *, stable=False):
     """Sorted values along ``dim`` and the int64 indices they came from, as the
     named tuple ``(values, indices)`` (``torch.return_types.sort``).
@@ -99,17 +101,20 @@ def sort(input, dim=-1, descending=False, *, stable=False):
     return sort_result(_take(input, dim, idx), _index_tensor(idx))
 
 
+@_B.loop_under_vmap
 def argsort(input, dim=-1, descending=False, *, stable=False):
     """The int64 indices that sort ``input`` along ``dim`` (stable; see ``sort``)."""
     input, dim, descending = _check_argsort(input, dim, descending)
     return _index_tensor(_stable_order(input._data, dim, descending))
 
 
+@_B.loop_under_vmap
 def msort(input):
     """``sort(input, dim=0).values`` (``torch.msort``)."""
     return sort(input, 0).values
 
 
+@_B.loop_under_vmap
 def topk(input, k, dim=-1, largest=True, sorted=True):
     """The ``k`` largest (``largest=False``: smallest) entries along ``dim`` and their
     int64 indices, named tuple ``(values, indices)``; ties in input order.
@@ -142,6 +147,7 @@ def _select(input, dim, idx, keepdim, result):
     return result(values, indices)
 
 
+@_B.loop_under_vmap
 def kthvalue(input, k, dim=-1, keepdim=False):
     """The ``k``-th smallest entry (1-based) along ``dim`` and its int64 index,
     named tuple ``(values, indices)``; the index is the entry's place in the stable
@@ -175,6 +181,7 @@ def _median_index(a, dim):
     return idx
 
 
+@_B.loop_under_vmap
 def median(input, dim=None, keepdim=False):
     """The lower median: of all elements (``dim=None``: a 0-d tensor whose gradient
     is split evenly among the entries equal to it, or among the nans when it is
@@ -245,6 +252,7 @@ def _cum_extreme(input, dim, take_max, result):
     return result(_take(input, dim, idx), _index_tensor(idx))
 
 
+@_B.loop_under_vmap
 def cummax(input, dim):
     """Running maximum along ``dim`` and the int64 index of its last occurrence,
     named tuple ``(values, indices)``; nan propagates, indexed at the latest nan
@@ -256,6 +264,7 @@ def cummax(input, dim):
     return _cum_extreme(input, dim, True, cummax_result)
 
 
+@_B.loop_under_vmap
 def cummin(input, dim):
     """Running minimum along ``dim``; see ``cummax``."""
     input, dim = _check_cummin(input, dim)

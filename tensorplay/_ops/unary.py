@@ -33,6 +33,7 @@ from tensorplay._ops._unary_base import (_kd, _ku, defunary, float_checker, publ
 from tensorplay._ops._validate import IntArg, Signature, TensorArg, declare
 from tensorplay._ops.elementwise import _unary_forward
 from tensorplay._ops.registry import apply, defop
+from tensorplay._ops import _batching as _B
 from tensorplay._pool import MIN_BYTES as POOL_MIN_BYTES
 from tensorplay._pool import empty as pool_empty
 
@@ -128,13 +129,17 @@ _reciprocal, reciprocal_backward = defunary(  # f' = -y^2, d/dy = -2y
     lambda u, g, y: smul(smul(u, g), -2 * y), uses="output", formula="-g * y^2")
 
 # piecewise constant: derivative 0 (zeros, not None: PyTorch's values)
-_sign = defop("sign", _unary_forward(_ku.sign_fwd, _int_sign), vjp=(zero_rule,), jvp=zero_jvp)
-_floor = defop("floor", _unary_forward(_ku.floor_fwd, _copy), vjp=(zero_rule,), jvp=zero_jvp)
-_ceil = defop("ceil", _unary_forward(_ku.ceil_fwd, _copy), vjp=(zero_rule,), jvp=zero_jvp)
-_trunc = defop("trunc", _unary_forward(_ku.trunc_fwd, _copy), vjp=(zero_rule,), jvp=zero_jvp)
+_sign = defop("sign", _unary_forward(_ku.sign_fwd, _int_sign), vjp=(zero_rule,), jvp=zero_jvp,
+              batch=_B.elementwise_rule)
+_floor = defop("floor", _unary_forward(_ku.floor_fwd, _copy), vjp=(zero_rule,), jvp=zero_jvp,
+               batch=_B.elementwise_rule)
+_ceil = defop("ceil", _unary_forward(_ku.ceil_fwd, _copy), vjp=(zero_rule,), jvp=zero_jvp,
+              batch=_B.elementwise_rule)
+_trunc = defop("trunc", _unary_forward(_ku.trunc_fwd, _copy), vjp=(zero_rule,), jvp=zero_jvp,
+               batch=_B.elementwise_rule)
 # frac(x) = x - trunc(x): f' = 1
 _frac = defop("frac", _unary_forward(_ku.frac_fwd), vjp=(lambda g, out, x: g,),
-              jvp=lambda ts, out, x: ts[0])
+              jvp=lambda ts, out, x: ts[0], batch=_B.elementwise_rule)
 
 
 def _round_forward(x, decimals=0):
@@ -154,7 +159,7 @@ def _round_forward(x, decimals=0):
     return out
 
 
-_round = defop("round", _round_forward, vjp=(zero_rule,), jvp=zero_jvp)
+_round = defop("round", _round_forward, vjp=(zero_rule,), jvp=zero_jvp, batch=_B.elementwise_rule)
 
 
 # ---------------------------------------------------------------- argument declarations

@@ -29,6 +29,7 @@ from tensorplay._ops._unary_base import (_kd, _ku, defunary, deriv_forward, floa
 from tensorplay._ops._validate import IntArg, Signature, TensorArg, declare
 from tensorplay._ops.elementwise import _binary_sig, _unary_forward, where
 from tensorplay._ops.registry import apply, defop, tangent_sum
+from tensorplay._ops import _batching as _B
 from tensorplay._pool import MIN_BYTES as POOL_MIN_BYTES
 from tensorplay._pool import empty as pool_empty
 
@@ -53,7 +54,7 @@ _polygamma_backward = defop(
     jvp=lambda ts, out, g, x, n: tangent_sum(
         None if ts[0] is None else polygamma_backward(ts[0], x, n),
         None if ts[1] is None else _pgb_dx(ts[1], g, x, n)),
-    saves=("inputs",))
+    saves=("inputs",), batch=_B.elementwise_rule)
 
 
 # ---------------------------------------------------------------- primitives
@@ -90,7 +91,8 @@ _sinc, sinc_backward = defunary(
 # digamma' = trigamma: the polygamma kernel with n = 1
 _digamma = defop("digamma", _unary_forward(_ku.digamma_fwd),
                  vjp=(lambda g, out, x: polygamma_backward(g, x, 1),),
-                 jvp=lambda ts, out, x: polygamma_backward(ts[0], x, 1), saves=("inputs",))
+                 jvp=lambda ts, out, x: polygamma_backward(ts[0], x, 1), saves=("inputs",),
+                 batch=_B.elementwise_rule)
 
 
 # ---------------------------------------------------------------- logit
@@ -108,7 +110,7 @@ def _logit_forward(x, eps=None):
 _logit = defop("logit", _logit_forward,
                vjp=(lambda g, out, x, eps=None: logit_backward(g, x, eps),),
                jvp=lambda ts, out, x, eps=None: logit_backward(ts[0], x, eps),
-               saves=("inputs",))
+               saves=("inputs",), batch=_B.elementwise_rule)
 
 
 # f' = 1/(x(1-x)) masked to [eps, 1-eps]; d/dx = (2x - 1) f'^2 under the same mask
@@ -128,7 +130,7 @@ _logit_backward = defop(
     jvp=lambda ts, out, g, x, eps=None: tangent_sum(
         None if ts[0] is None else logit_backward(ts[0], x, eps),
         None if ts[1] is None else _lgb_dx(ts[1], g, x, eps)),
-    saves=("inputs",))
+    saves=("inputs",), batch=_B.elementwise_rule)
 
 
 # ---------------------------------------------------------------- argument declarations

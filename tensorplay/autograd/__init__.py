@@ -206,7 +206,12 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         allow_unused (bool, optional): return ``None`` for inputs the outputs do not
             depend on instead of raising; defaults to ``materialize_grads``.
         is_grads_batched (bool): the first dim of every grad_output is a batch; the
-            VJP is computed for each entry and the results stacked along dim 0.
+            result holds the VJP of each entry, stacked along dim 0.  Computed in
+            one backward pass with batched cotangents (the VJP rules run under
+            vmap, tensorplay/_ops/_batching.py); when a rule on the way reads
+            tensor values directly (an op tensorplay implements in numpy, which
+            vmap refuses), or the batch is empty, it falls back to one backward
+            pass per entry.  Every grad_output needs the same batch size.
         materialize_grads (bool): zeros instead of ``None`` for unused inputs.
         only_inputs (bool): accepted for PyTorch compatibility and ignored
             (deprecated there too).
@@ -255,10 +260,15 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         if any(g.shape[0] != n for g in root_grads):
             raise RuntimeError("grad(): with is_grads_batched=True every grad_output needs "
                                "the same batch size")
-        per = [one_pass([g[b] for g in root_grads], retain_graph or b < n - 1)
-               for b in range(n)]
-        results = []
-        for j in range(len(inputs)):
+        batched = _batched_pass(root_keys, root_grads, keys, retain_graph, create_graph) \
+            if n else None
+        if batched is not None:
+            results = batched
+        else:
+            per = [one_pass([g[b] for g in root_grads], retain_graph or b < n - 1)
+                   for b in range(n)]
+            results = []
+        for j in range(len(inputs) if batched is None else 0):
             col = [p[j] for p in per]
             if n == 0:          # an empty batch: an empty batch of gradients
                 z = _zeros_for(inputs[j])
@@ -289,6 +299,61 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                 r = r.detach()
         out.append(r)
     return tuple(out)
+
+
+def _batched_pass(root_keys, root_grads, keys, retain_graph, create_graph):
+    """``grad(..., is_grads_batched=True)`` in one backward pass: the cotangents
+    are batched tensors (vmap over the VJP), so every VJP rule runs its batching
+    rules.  Returns one gradient (batch dim 0) or None per key, or None when a
+    rule on the way cannot run batched (the caller then loops)."""
+    from tensorplay._ops import _batching
+    from tensorplay.autograd.grad_mode import STATE
+    level = _batching.new_level()
+    size = root_grads[0].shape[0]
+    gs = [_batching.make_batched(g, level) for g in root_grads]
+    STATE.vmap_depth += 1
+    try:
+        # the graph is kept until the pass has succeeded: the loop needs it otherwise
+        found = run_backward(root_keys, gs, keys, retain_graph=True,
+                             create_graph=create_graph)
+    except _batching.VmapDataError:
+        return None
+    finally:
+        STATE.vmap_depth -= 1
+    if not retain_graph:
+        _release_graph(root_keys)
+    out = []
+    for k in keys:
+        if id(k) not in found:
+            out.append(None)
+            continue
+        g = found[id(k)][1]
+        phys, lv = _batching.batched_value(g)
+        if phys is not None and lv == level:
+            out.append(phys)
+        else:                   # the same for every entry (e.g. zeros)
+            out.append(g.unsqueeze(0).expand((size,) + tuple(g.shape)))
+    return out
+
+
+def _release_graph(root_keys):
+    """Free the saved tensors of every node reachable from ``root_keys`` (what a
+    pass without retain_graph does as it goes)."""
+    seen = set()
+    stack = list(root_keys)
+    while stack:
+        key = stack.pop()
+        if id(key) in seen:
+            continue
+        seen.add(id(key))
+        if type(key) is Node:
+            edges = key.next_edges
+            graph._release_hooked(key)
+        else:
+            edges = graph._edges_of(key)
+            if isinstance(key, graph.MultiNode):
+                graph._release_hooked(key)
+        stack.extend(e for e in edges if e is not None and id(e) not in seen)
 
 
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,

@@ -102,6 +102,9 @@ def check_target(self, name):
                 f"in an in-place operation. Wrap it in tensorplay.no_grad(), or clone() "
                 f"the leaf first.")
     if not self._data.flags.writeable:
+        if STATE.vmap_depth and not isinstance(self._data, np.ndarray):
+            raise RuntimeError(f"{name}(): vmap: in-place operations on a batched tensor "
+                               f"are not supported; use the out-of-place form inside vmap.")
         raise RuntimeError(
             f"{name}(): the tensor's storage is read-only (a broadcast view made by "
             f"expand(), a read-only ndarray, or an ndarray whose elements overlap in "

@@ -18,6 +18,8 @@ class _State(threading.local):
         self.fw_rule = False       # True while a JVP rule runs (no tangents of tangents)
         self.fw_cycles = None      # weak refs to this level's outputs whose tangent has
         #                            a grad_fn (possible cycles; _forward.py breaks them)
+        self.vmap_depth = 0        # nesting depth of active vmap calls (_ops/_batching.py),
+        #                            read where code outside registry.apply must know
 
 
 STATE = _State()
