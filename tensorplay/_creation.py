@@ -16,6 +16,7 @@ import numpy as np
 
 from tensorplay import _device, _dtype
 from tensorplay._tensor import Tensor, _checked_cast, _checked_scalar
+from tensorplay.autograd.grad_mode import INFERENCE, STATE
 
 __all__ = ["tensor", "as_tensor", "from_numpy", "zeros", "ones", "full", "empty",
            "arange", "linspace", "eye", "rand", "randn", "randint", "zeros_like",
@@ -58,6 +59,8 @@ def initial_seed():
 
 def _finish(arr, requires_grad, op):
     t = Tensor._wrap(arr)
+    if STATE.fw_level is INFERENCE:
+        t._version = None           # made in inference mode: an inference tensor
     if requires_grad:
         if arr.dtype.kind != "f":
             raise RuntimeError(f"{op}(): only Tensors of floating point dtype can require "
@@ -253,7 +256,7 @@ def from_numpy(ndarray):
         raise TypeError(f"from_numpy(): expected an np.ndarray, got {type(ndarray).__name__}")
     arr = _dtype.check_ndarray(ndarray, "from_numpy", share=True)
     _dtype.from_numpy_dtype(arr.dtype, "from_numpy")
-    return Tensor._wrap(arr)
+    return _finish(arr, False, "from_numpy")
 
 
 # ---------------------------------------------------------------- argument checks
@@ -644,7 +647,7 @@ def randint(low=0, high=_MISSING, size=_MISSING, *, dtype=None, device=None):
     size = _size(tuple(size) if isinstance(size, (tuple, list)) else (size,), "randint")
     gen = _generator()
     arr = _alloc(lambda s, t: gen.integers(low, high, s), size, _dtype.int64, "randint")
-    return Tensor._wrap(arr.astype(d.numpy, copy=False))
+    return _finish(arr.astype(d.numpy, copy=False), False, "randint")
 
 
 # ---------------------------------------------------------------- *_like

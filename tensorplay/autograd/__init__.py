@@ -8,13 +8,14 @@ import threading
 
 import numpy as np
 
-from tensorplay.autograd.grad_mode import (enable_grad, is_grad_enabled, no_grad,
+from tensorplay.autograd.grad_mode import (enable_grad, inference_mode, is_grad_enabled,
+                                           is_inference_mode_enabled, no_grad,
                                            set_grad_enabled)
 from tensorplay.autograd.graph import Node, run_backward
 
 __all__ = ["grad", "backward", "no_grad", "enable_grad", "set_grad_enabled",
-           "is_grad_enabled", "gradcheck", "GradcheckError", "Node", "forward_ad",
-           "functional"]
+           "is_grad_enabled", "inference_mode", "is_inference_mode_enabled", "gradcheck",
+           "gradgradcheck", "GradcheckError", "Node", "forward_ad", "functional"]
 
 
 class _Late:
