@@ -8,7 +8,7 @@ import cython
 
 cdef class _TensorBase:
     cdef public object _data, _requires_grad, _grad, _grad_fn, _version, _tangent
-    cdef public object _tangent_level, _nograd_view, _base, _view_chain, _views
+    cdef public object _tangent_level, _nograd_view, _base, _view_chain, _views, _output_nr
     cdef object __weakref__
 
 

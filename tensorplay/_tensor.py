@@ -44,7 +44,9 @@ class _TensorBase:
     """
     __slots__ = ("_data", "_requires_grad", "_grad", "_grad_fn", "_version", "_tangent",
                  "_tangent_level", "_nograd_view", "_base", "_view_chain", "_views",
-                 "__weakref__")
+                 "_output_nr", "__weakref__")
+    # _output_nr: which output of its grad_fn this is, set only when the grad_fn is
+    # a MultiNode (autograd/graph.py), so op results (_wrap) pay nothing for it
 
 
 _new = _TensorBase.__new__

@@ -11,11 +11,13 @@ import numpy as np
 from tensorplay.autograd.grad_mode import (enable_grad, inference_mode, is_grad_enabled,
                                            is_inference_mode_enabled, no_grad,
                                            set_grad_enabled)
-from tensorplay.autograd.graph import Node, run_backward
+from tensorplay.autograd.graph import Node, edge_key, run_backward
+from tensorplay.autograd.function import Function, FunctionCtx, once_differentiable
 
 __all__ = ["grad", "backward", "no_grad", "enable_grad", "set_grad_enabled",
            "is_grad_enabled", "inference_mode", "is_inference_mode_enabled", "gradcheck",
-           "gradgradcheck", "GradcheckError", "Node", "forward_ad", "functional"]
+           "gradgradcheck", "GradcheckError", "Node", "forward_ad", "functional",
+           "Function", "FunctionCtx", "once_differentiable"]
 
 
 class _Late:
@@ -49,7 +51,7 @@ def _as_tuple(x, name):
 
 
 def _key(t):
-    return t._grad_fn if t._grad_fn is not None else t
+    return edge_key(t)
 
 
 def _no_grad_error(msg):

@@ -203,9 +203,17 @@ def _alias(self):
     a = _wrap(self._data)
     a._requires_grad = self._requires_grad
     a._grad_fn = self._grad_fn
+    _copy_output_nr(a, self)
     a._tangent = self._tangent
     a._tangent_level = self._tangent_level
     return a
+
+
+def _copy_output_nr(dst, src):
+    """``dst`` took ``src``'s grad_fn: when that is a MultiNode, also which output."""
+    fn = src._grad_fn
+    if fn is not None and type(fn) is not Node:
+        dst._output_nr = src._output_nr
 
 
 def _keep_old_values(alias):
@@ -237,6 +245,7 @@ def _rebase(self, base, result, record, level):
         if record:
             if result._requires_grad:
                 self._grad_fn = result._grad_fn
+                _copy_output_nr(self, result)
                 self._requires_grad = True
             else:       # a constant replaces a value in the graph: zero gradient for it
                 Node(_copy_slices, (self, result), self, {"key": (Ellipsis,)})

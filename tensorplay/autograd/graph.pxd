@@ -24,5 +24,10 @@ cdef class _Meta:
     cdef public object shape, _np_dtype
 
 
+# the engine's helpers for keys that are not Nodes (ports, MultiNodes, leaves)
+cdef object _edges_of(object key)
+cdef bint _is_leaf(object key)
+
+
 @cython.locals(node=Node, gi=_TensorBase, i=cython.Py_ssize_t, n_in=cython.Py_ssize_t)
 cpdef _run_backward(roots, root_grads, targets, retain_graph, create_graph)

@@ -5,6 +5,14 @@ require grad; it becomes the output's ``grad_fn``.  Its ``next_edges`` hold, per
 input, the input's own ``grad_fn`` (non-leaf), the input Tensor itself (a leaf
 that requires grad), or ``None`` (no gradient flows there).
 
+A node with several outputs (a custom ``autograd.Function``; later split-like
+primitives) is a ``MultiNode``.  Each output ``j`` is reached through a
+``_Port`` ``(node, j)`` -- the edge its consumers record and the graph key its
+cotangent accumulates under -- whose one edge leads to the node; a tensor knows
+its ``j`` from ``Tensor._output_nr`` (PyTorch's ``output_nr``).  The ports come
+before the node in topological order, so the node runs once per pass, after
+every consumer of every output, with one cotangent (or None) per output.
+
 ``run_backward`` runs only the part of the graph that reaches the requested
 inputs (DESIGN.md, fixed point 7): a depth-first pass from the outputs finds that
 part and a topological order; a second pass calls the VJP rules in that order,
@@ -14,7 +22,7 @@ accumulating cotangents per edge, and frees saved tensors unless
 from tensorplay._dtype import from_numpy_dtype
 from tensorplay.autograd.grad_mode import STATE
 
-__all__ = ["Node", "run_backward"]
+__all__ = ["Node", "MultiNode", "run_backward"]
 
 _FREED_MSG = (
     "Trying to backward through the graph a second time (or directly access saved "
@@ -86,7 +94,12 @@ class Node:
         for t in inputs:
             if t._requires_grad and vjp[i] is not None:
                 fn = t._grad_fn
-                edges.append(t if fn is None else fn)
+                if fn is None:
+                    edges.append(t)
+                elif type(fn) is Node:
+                    edges.append(fn)
+                else:                   # an output of a MultiNode
+                    edges.append(_Port((fn, t._output_nr)))
             else:
                 edges.append(None)
             d = t._data
@@ -119,8 +132,7 @@ class Node:
     @property
     def next_functions(self):
         """Tuple of ``(node, 0)`` pairs, one per input (``(None, 0)`` when no gradient flows)."""
-        return tuple((AccumulateGrad(e) if e is not None and not isinstance(e, Node) else e, 0)
-                     for e in self.next_edges)
+        return tuple(map(_function_pair, self.next_edges))
 
     def __repr__(self):
         return f"<{self.op.node_name} object>"
@@ -145,7 +157,8 @@ class Node:
                         f"is at version {t._version[0]}; expected version {v} instead."
                         + _last_inplace(t._version))
                 e = edges[i]
-                if e is not None and type(e) is Node and t._grad_fn is not e:
+                if e is not None and (t._grad_fn is not e if type(e) is Node else
+                                      type(e) is _Port and t._grad_fn is not e[0]):
                     raise RuntimeError(
                         f"Trying to use a saved tensor that has been detached in-place, "
                         f"i.e. with .detach_(): input {i} of {op.node_name}. If you need "
@@ -176,6 +189,169 @@ class Node:
         self.freed = True
 
 
+class _Port(tuple):
+    """``(node, j)``: the graph key of output ``j`` of the MultiNode ``node``.
+
+    Equal and hashed as the tuple, so every consumer's port of one output is the
+    same dict key (the node holds no ports: no node <-> port reference cycle).
+    """
+    __slots__ = ()
+
+
+class MultiNode:
+    """Base class of graph nodes with several outputs, run once per backward pass.
+
+    The engine gathers one cotangent per output (through the outputs' ``_Port``
+    keys), fills those that got none with zeros when ``materialize_grads`` (else
+    leaves them None; when no output got one the node does not run), calls
+    ``_backward(grads)`` and fits each returned gradient to its input
+    (``_fit_grad``: broadcast shapes summed back, dtype cast, as PyTorch's
+    ``validate_outputs``) before accumulating it into ``next_edges``.
+
+    A subclass sets, in its constructor:
+        next_edges (list): one edge per differentiable input, as ``Node``'s (a Node,
+            a ``_Port``, a leaf Tensor, or None).
+        in_meta (list): ``(shape, numpy dtype)`` of each of those inputs.
+        out_meta (list): ``(shape, numpy dtype)`` of each output (None for an output
+            that is not a Tensor: its cotangent is always None).
+        materialize_grads (bool): zeros (True) or None for outputs without a cotangent.
+    and implements ``_backward(grads) -> sequence`` (one Tensor or None per entry
+    of ``next_edges``), ``name()`` and ``_release()`` (free saved data; called
+    after the pass unless ``retain_graph``).  Its outputs get ``_grad_fn = node``
+    and ``_output_nr = j`` (``set_output``).
+    """
+    materialize_grads = True
+
+    def name(self):
+        return type(self).__name__
+
+    def __repr__(self):
+        return f"<{self.name()} object>"
+
+    @property
+    def next_functions(self):
+        """Tuple of ``(node, output_nr)`` pairs, one per input (``(None, 0)`` when no
+        gradient flows)."""
+        return tuple(map(_function_pair, self.next_edges))
+
+    def set_output(self, t, j):
+        """Make Tensor ``t`` this node's output ``j``."""
+        t._grad_fn = self
+        t._output_nr = j
+        t._requires_grad = True
+
+    def _release(self):
+        pass
+
+    def _run(self, grads):
+        """The engine's call: ``grads`` holds one cotangent or None per output."""
+        if self.materialize_grads:
+            meta = self.out_meta
+            for j in range(len(grads)):
+                if grads[j] is None and meta[j] is not None:
+                    shape, dtype = meta[j]
+                    grads[j] = _wrap(_np_zeros(shape, dtype))
+        return self._backward(grads)
+
+
+def _fit_grad(node, i, gi):
+    """Gradient ``gi`` for input ``i`` of MultiNode ``node``, shaped and typed as
+    the input (PyTorch's ``validate_outputs``).
+
+    Raises:
+        RuntimeError: a shape that does not broadcast to the input's, naming the node.
+    """
+    shape, dtype = node.in_meta[i]
+    data = gi._data
+    if data.shape != shape:
+        if not _expandable(shape, data.shape):
+            raise RuntimeError(
+                f"Function {node.name()} returned an invalid gradient at index {i} - got "
+                f"{list(data.shape)} but expected shape compatible with {list(shape)}")
+        gi = _sum_to_shape(gi, shape)
+    if data.dtype != dtype:
+        gi = gi.to(from_numpy_dtype(dtype))
+    return gi
+
+
+def _expandable(shape, to):
+    """Whether ``shape`` broadcasts to ``to`` (``at::is_expandable_to``)."""
+    if len(shape) > len(to):
+        return False
+    for s, t in zip(reversed(shape), reversed(to)):
+        if s != t and s != 1:
+            return False
+    return True
+
+
+def _np_zeros(shape, dtype):
+    global _np_zeros
+    from numpy import zeros as _np_zeros
+    return _np_zeros(shape, dtype)
+
+
+def _function_pair(e):
+    """``next_functions`` entry of edge ``e``."""
+    if e is None or type(e) is Node:
+        return (e, 0)
+    if type(e) is _Port:
+        return (e[0], e[1])
+    return (AccumulateGrad(e), 0)
+
+
+def edge_key(t):
+    """The graph key under which the cotangent of Tensor ``t`` accumulates: its
+    Node, the ``_Port`` of its MultiNode output, or ``t`` itself (a leaf)."""
+    fn = t._grad_fn
+    if fn is None:
+        return t
+    if type(fn) is Node:
+        return fn
+    return _Port((fn, t._output_nr))
+
+
+def output_nr(t):
+    """Which output of its ``grad_fn`` Tensor ``t`` is (PyTorch's ``output_nr``)."""
+    fn = t._grad_fn
+    return 0 if fn is None or type(fn) is Node else t._output_nr
+
+
+def node_key(node, output_nr):
+    """The graph key of output ``output_nr`` of ``node`` (a GradientEdge's)."""
+    return node if type(node) is Node else _Port((node, output_nr))
+
+
+def _edges_of(key):
+    """The edges out of a key that is not a ``Node``: a port leads to its node, a
+    MultiNode to its inputs, a leaf nowhere."""
+    if type(key) is _Port:
+        return (key[0],)
+    if isinstance(key, MultiNode):
+        return key.next_edges
+    return ()
+
+
+def _is_leaf(key):
+    return type(key) is not Node and type(key) is not _Port and not isinstance(key, MultiNode)
+
+
+def _run_multi(node, gs, grads, reaches, retain_graph):
+    """Run MultiNode ``node`` on its gathered cotangents ``gs`` and accumulate the
+    gradients it returns into its edges."""
+    edges = node.next_edges
+    out = node._run(gs)
+    for i in range(len(edges)):
+        edge = edges[i]
+        gi = out[i]
+        if edge is None or gi is None or not reaches[edge]:
+            continue
+        gi = _fit_grad(node, i, gi)
+        prev = grads.get(edge)
+        grads[edge] = gi if prev is None else prev + gi
+    if not retain_graph:
+        node._release()
+
+
 def _last_inplace(counter):
     """`` The last in-place op on it was mul_().`` when the version counter (a list
     ``[version]`` or ``[version, name]``, autograd/_inplace.py) remembers it."""
@@ -194,7 +370,8 @@ def run_backward(roots, root_grads, targets, *, retain_graph, create_graph):
     """Propagate ``root_grads`` from ``roots`` back through the graph.
 
     Args:
-        roots: graph keys of the outputs (a Node, or a leaf Tensor).
+        roots: graph keys of the outputs (``edge_key``: a Node, a MultiNode
+            output's ``_Port``, or a leaf Tensor).
         root_grads: one cotangent Tensor per root.
         targets: graph keys whose total cotangent is wanted, or ``None`` for every
             leaf that requires grad (``Tensor.backward`` without ``inputs``).
@@ -203,7 +380,8 @@ def run_backward(roots, root_grads, targets, *, retain_graph, create_graph):
             differentiable.
 
     Returns:
-        dict mapping ``id(key)`` to ``(key, cotangent)`` for the targets reached.
+        dict mapping ``id(key)`` to ``(key, cotangent)`` for the targets reached
+        (``key`` the object passed in ``targets``; each of several equal ports).
     """
     return _run_backward(roots, root_grads, targets, retain_graph, create_graph)
 
@@ -214,7 +392,12 @@ def _run_backward(roots, root_grads, targets, retain_graph, create_graph):
     # Graph keys (Nodes and leaf Tensors) are dict keys themselves: both hash by
     # identity (Tensor.__hash__ is object.__hash__), and a dict compares identity
     # before ``__eq__``, so Tensor's elementwise ``==`` is never called.
-    target_set = None if targets is None else set(targets)
+    # targets by key, each with the objects passed for it (ports compare by value)
+    target_set = None
+    if targets is not None:
+        target_set = {}
+        for t in targets:
+            target_set.setdefault(t, []).append(t)
     # Pass 1: iterative DFS giving a postorder, and whether each key reaches a
     # target (so branches that lead nowhere wanted are never run).
     order = []
@@ -223,7 +406,7 @@ def _run_backward(roots, root_grads, targets, retain_graph, create_graph):
         if root in reaches:
             continue
         reaches[root] = False
-        stack = [(root, root.next_edges if type(root) is Node else (), 0)]
+        stack = [(root, root.next_edges if type(root) is Node else _edges_of(root), 0)]
         while stack:
             key, edges, i = stack[-1]
             n = len(edges)
@@ -233,13 +416,14 @@ def _run_backward(roots, root_grads, targets, retain_graph, create_graph):
                 if child is not None and child not in reaches:
                     reaches[child] = False
                     stack[-1] = (key, edges, i)
-                    stack.append((child, child.next_edges if type(child) is Node else (), 0))
+                    stack.append((child, child.next_edges if type(child) is Node
+                                  else _edges_of(child), 0))
                     break
             else:
                 stack.pop()
                 order.append(key)
                 if target_set is None:
-                    hit = type(key) is not Node
+                    hit = type(key) is not Node and _is_leaf(key)
                 else:
                     hit = key in target_set
                 if not hit:
@@ -264,14 +448,23 @@ def _run_backward(roots, root_grads, targets, retain_graph, create_graph):
             g = grads.pop(key, None)
             if g is None:
                 continue
-            is_node = type(key) is Node
-            if target_set is None:
-                if not is_node:
-                    results[id(key)] = (key, g)
-            elif key in target_set:
-                results[id(key)] = (key, g)
-            if not is_node:
+            if type(key) is not Node:
+                if type(key) is _Port:      # deposit into the node's per-output list
+                    if target_set is not None and key in target_set:
+                        for t in target_set[key]:
+                            results[id(t)] = (t, g)
+                    owner = key[0]
+                    gs = grads.get(owner)
+                    if gs is None:
+                        gs = grads[owner] = [None] * len(owner.out_meta)
+                    gs[key[1]] = g
+                elif isinstance(key, MultiNode):
+                    _run_multi(key, g, grads, reaches, retain_graph)
+                elif target_set is None or key in target_set:
+                    results[id(key)] = (key, g)         # a leaf
                 continue
+            if target_set is not None and key in target_set:
+                results[id(key)] = (key, g)
             node = key
             vjp = node.op.vjp
             packed = node.op.pack_inputs
