@@ -503,3 +503,145 @@ def test_gradgradcheck_default_grad_outputs_are_reproducible(rng, register_op):
             autograd.gradgradcheck(f, (x,))
         msgs.append(str(info.value))
     assert msgs[0] == msgs[1]
+
+
+# ================================================================ custom Functions
+def _cube_function(backward_factor, jvp_factor, backward_detached=False):
+    """x^3 as a custom Function whose backward is ``g * c x^2`` (c =
+    backward_factor; the right one is 3) and whose jvp is ``t * c' x^2``;
+    ``backward_detached`` computes the right first derivative outside the graph
+    (so the second derivative is lost)."""
+    from tensorplay.autograd import Function
+
+    class CubeFn(Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            ctx.save_for_forward(x)
+            return x * x * x
+
+        @staticmethod
+        def backward(ctx, g):
+            x, = ctx.saved_tensors
+            if backward_detached:
+                return g * tp.from_numpy(3 * x.detach().numpy() ** 2)
+            return g * backward_factor * x * x
+
+        @staticmethod
+        def jvp(ctx, t):
+            x, = ctx.saved_tensors
+            return t * jvp_factor * x * x
+    return CubeFn.apply
+
+
+def test_custom_function_right_rules_pass(rng):
+    pytest.importorskip("tensorplay.autograd.function")
+    f = _cube_function(3, 3)
+    x = leaf(rng, 3)
+    for mode in MODES:
+        assert autograd.gradcheck(f, (x,), check_forward_ad=True, check_batched_grad=True,
+                                  **mode)
+        assert autograd.gradgradcheck(f, (x,), check_fwd_over_rev=True, **mode)
+
+
+@pytest.mark.parametrize("mode", MODES, ids=MODE_IDS)
+def test_custom_function_wrong_backward_caught(rng, mode):
+    pytest.importorskip("tensorplay.autograd.function")
+    f = _cube_function(2, 3)
+    x = leaf(rng, 3)
+    with pytest.raises(autograd.GradcheckError,
+                       match="^Jacobian mismatch for output 0 with respect to input 0"):
+        autograd.gradcheck(f, (x,), check_forward_ad=True, **mode)
+    assert autograd.gradcheck(f, (x,), check_forward_ad=True, raise_exception=False,
+                              **mode) is False
+    # (gradgradcheck checks the backward's own derivatives, consistent here: as
+    # PyTorch's, it does not re-check the first order)
+    assert autograd.gradgradcheck(f, (x,), **mode)
+
+
+@pytest.mark.parametrize("mode", MODES, ids=MODE_IDS)
+def test_custom_function_backward_with_a_wrong_second_derivative(rng, register_op, mode):
+    """The backward is right to first order, but built on a primitive whose own
+    VJP is wrong (x^2 with d = x instead of 2x): only gradgradcheck sees it."""
+    pytest.importorskip("tensorplay.autograd.function")
+    from tensorplay.autograd import Function
+    square = register_op(lambda x: x * x, vjp=(lambda g, out, x: g * x,),
+                         jvp=lambda ts, out, x: ts[0] * x)
+
+    class CubeFn(Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x * x
+
+        @staticmethod
+        def backward(ctx, g):
+            x, = ctx.saved_tensors
+            return g * 3 * square(x)
+    x = leaf(rng, 3)
+    assert autograd.gradcheck(CubeFn.apply, (x,), **mode)
+    with pytest.raises(autograd.GradcheckError) as info:
+        autograd.gradgradcheck(CubeFn.apply, (x,), **mode)
+    assert "for output 0 with respect to input 0," in str(info.value)
+
+
+@pytest.mark.parametrize("mode", MODES, ids=MODE_IDS)
+def test_custom_function_wrong_jvp_caught(rng, mode):
+    pytest.importorskip("tensorplay.autograd.function")
+    f = _cube_function(3, 2)
+    x = leaf(rng, 3)
+    assert autograd.gradcheck(f, (x,), **mode)              # reverse mode is right
+    with pytest.raises(autograd.GradcheckError,
+                       match="^Jacobian computed with forward mode mismatch for output 0"):
+        autograd.gradcheck(f, (x,), check_forward_ad=True, **mode)
+    assert autograd.gradcheck(f, (x,), check_forward_ad=True, raise_exception=False,
+                              **mode) is False
+
+
+@pytest.mark.parametrize("mode", MODES, ids=MODE_IDS)
+def test_custom_function_non_differentiable_backward_caught_by_gradgradcheck(rng, mode):
+    pytest.importorskip("tensorplay.autograd.function")
+    f = _cube_function(3, 3, backward_detached=True)
+    x = leaf(rng, 3)
+    assert autograd.gradcheck(f, (x,), check_forward_ad=True, **mode)   # first order right
+    with pytest.raises(autograd.GradcheckError):
+        autograd.gradgradcheck(f, (x,), **mode)
+    with pytest.raises(autograd.GradcheckError):
+        autograd.gradgradcheck(f, (x,), check_fwd_over_rev=True, check_rev_over_rev=False,
+                               check_undefined_grad=False, **mode)
+
+
+def test_custom_function_undefined_output_grad(rng):
+    """With set_materialize_grads(False), a backward that assumes every cotangent
+    is a Tensor crashes when one output is unused: check_undefined_grad finds it."""
+    pytest.importorskip("tensorplay.autograd.function")
+    from tensorplay.autograd import Function
+
+    def make(careful):
+        class TwoOut(Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.set_materialize_grads(False)
+                ctx.save_for_backward(x)
+                return x * 2, x * x
+
+            @staticmethod
+            def backward(ctx, ga, gb):
+                x, = ctx.saved_tensors
+                if careful:
+                    return registry.tangent_sum(None if ga is None else ga * 2,
+                                                None if gb is None else gb * 2 * x)
+                return ga * 2 + gb * 2 * x
+        return TwoOut.apply
+    x = leaf(rng, 3)
+    assert autograd.gradcheck(make(True), (x,), check_forward_ad=False)
+    # the Jacobian's rows (one output at a time) already meet the None, and the
+    # backward's own error comes out, as with torch
+    with pytest.raises(TypeError, match="NoneType"):
+        autograd.gradcheck(make(False), (x,))
+    # the undefined-grad check on its own names the output it left out
+    from tensorplay.autograd._gradcheck import _Problem, _undefined_backward
+    with pytest.raises(autograd.GradcheckError,
+                       match="handle undefined output grads.*output 0's gradient is undefined"):
+        _undefined_backward(_Problem(make(False), (x,), "gradcheck"), [0, 1])
+    _undefined_backward(_Problem(make(True), (x,), "gradcheck"), [0, 1])
