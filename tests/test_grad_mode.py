@@ -337,3 +337,40 @@ def test_inference_semantics_match_torch():
         return res
     ours, theirs = run(tp, tp.inference_mode), run(torch, torch.inference_mode)
     assert ours == theirs
+
+
+def test_inplace_inside_inference_mode_under_enable_grad_records_nothing():
+    x = tp.tensor([1.0, 2.0], dtype=F64, requires_grad=True)
+    y = x * 3
+    with tp.inference_mode(), tp.enable_grad():
+        y.mul_(2)                     # a normal tensor: written, counter bumped
+        assert y.grad_fn.name() == "MulBackward0"      # its history is not rebased
+    np.testing.assert_array_equal(y.detach().numpy(), [6.0, 12.0])
+    y.sum().backward()                # the graph never saw the write: d(3x)/dx, as torch
+    np.testing.assert_array_equal(x.grad.numpy(), [3.0, 3.0])
+
+
+def test_custom_function_and_inference_tensors():
+    pytest.importorskip("tensorplay.autograd.function")
+    from tensorplay.autograd import Function
+
+    class Mul(Function):
+        @staticmethod
+        def forward(ctx, a, b):
+            ctx.save_for_backward(a, b)
+            return a * b
+
+        @staticmethod
+        def backward(ctx, g):
+            a, b = ctx.saved_tensors
+            return g * b, g * a
+    x = tp.tensor([1.0, 2.0], dtype=F64, requires_grad=True)
+    with tp.inference_mode():
+        z = tp.tensor([3.0, 4.0], dtype=F64)
+        with tp.enable_grad():
+            r = Mul.apply(x, z)               # nothing recorded inside
+        assert not r.requires_grad and r.is_inference()
+    with pytest.raises(RuntimeError, match=SAVED_MSG + r" \(MulBackward would save one\)"):
+        Mul.apply(x, z)
+    g, = autograd.grad(Mul.apply(x, z.clone()).sum(), x)
+    np.testing.assert_array_equal(g.numpy(), [3.0, 4.0])

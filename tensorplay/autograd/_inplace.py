@@ -147,7 +147,7 @@ def commit(self, name, result, alias=None, saved=False):
     if result is self or result is alias:           # the op returned its input
         bump(self, name)
         return self
-    record = state.grad_enabled and (
+    record = state.grad_enabled and state.fw_level is not INFERENCE and (
         result._requires_grad or self._requires_grad
         or (base is not None and base._requires_grad))
     level = state.fw_level
