@@ -20,7 +20,6 @@ Jacobians are float64 numpy arrays laid out as PyTorch prints them: one row per
 element of the input, one column per element of the output.  Inputs and outputs
 are named by their position in ``inputs`` and in the function's result.
 """
-import itertools
 import warnings
 
 import numpy as np
