@@ -22,7 +22,9 @@ from tensorplay._random import *  # noqa: E402,F401,F403
 from tensorplay._tensor_factory import from_dlpack  # noqa: E402,F401
 from tensorplay._device import device  # noqa: E402,F401
 from tensorplay._config import get_num_threads, set_num_threads, show_config  # noqa: E402
-from tensorplay.autograd.grad_mode import (enable_grad, is_grad_enabled, no_grad,  # noqa: E402
+from tensorplay.autograd.grad_mode import (enable_grad, inference_mode,  # noqa: E402
+                                           is_grad_enabled, is_inference,
+                                           is_inference_mode_enabled, no_grad,
                                            set_grad_enabled)
 from tensorplay import autograd  # noqa: E402  (already loaded by grad_mode)
 from tensorplay.serialization import load, save  # noqa: E402

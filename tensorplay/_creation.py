@@ -16,7 +16,7 @@ import numpy as np
 
 from tensorplay import _device, _dtype
 from tensorplay._tensor import Tensor, _checked_cast, _checked_scalar
-from tensorplay.autograd.grad_mode import STATE as _STATE
+from tensorplay.autograd.grad_mode import INFERENCE, STATE
 
 __all__ = ["tensor", "as_tensor", "from_numpy", "zeros", "ones", "full", "empty",
            "arange", "linspace", "eye", "rand", "randn", "randint", "zeros_like",
@@ -49,7 +49,7 @@ def _generator():
 
     Every sampler draws through here, so this is where vmap's ``randomness="error"``
     refuses random ops (tensorplay/func/_vmap.py)."""
-    if _STATE.vmap_depth:
+    if STATE.vmap_depth:
         from tensorplay.func._vmap import _check_random
         _check_random("(a tensorplay sampler)")
     gen = _rng[0]
@@ -65,6 +65,8 @@ def initial_seed():
 
 def _finish(arr, requires_grad, op):
     t = Tensor._wrap(arr)
+    if STATE.fw_level is INFERENCE:
+        t._version = None           # made in inference mode: an inference tensor
     if requires_grad:
         if arr.dtype.kind != "f":
             raise RuntimeError(f"{op}(): only Tensors of floating point dtype can require "
@@ -260,7 +262,7 @@ def from_numpy(ndarray):
         raise TypeError(f"from_numpy(): expected an np.ndarray, got {type(ndarray).__name__}")
     arr = _dtype.check_ndarray(ndarray, "from_numpy", share=True)
     _dtype.from_numpy_dtype(arr.dtype, "from_numpy")
-    return Tensor._wrap(arr)
+    return _finish(arr, False, "from_numpy")
 
 
 # ---------------------------------------------------------------- argument checks
@@ -651,7 +653,7 @@ def randint(low=0, high=_MISSING, size=_MISSING, *, dtype=None, device=None):
     size = _size(tuple(size) if isinstance(size, (tuple, list)) else (size,), "randint")
     gen = _generator()
     arr = _alloc(lambda s, t: gen.integers(low, high, s), size, _dtype.int64, "randint")
-    return Tensor._wrap(arr.astype(d.numpy, copy=False))
+    return _finish(arr.astype(d.numpy, copy=False), False, "randint")
 
 
 # ---------------------------------------------------------------- *_like

@@ -13,7 +13,7 @@ import numpy as np
 
 from tensorplay import _device, _dtype
 from tensorplay._dtype import from_numpy_dtype
-from tensorplay.autograd.grad_mode import STATE
+from tensorplay.autograd.grad_mode import INFERENCE, STATE
 
 __all__ = ["Tensor", "Size"]
 
@@ -198,6 +198,9 @@ class Tensor(_TensorBase):
         if not isinstance(value, (builtins.bool, np.bool_)):
             raise RuntimeError(f"requires_grad must be a bool, got {type(value).__name__}")
         value = builtins.bool(value)
+        if value and self._version is None and STATE.fw_level is not INFERENCE:
+            raise RuntimeError("Setting requires_grad=True on inference tensor outside "
+                               "InferenceMode is not allowed (clone() it first).")
         if self._grad_fn is not None:
             if value:
                 return
@@ -209,6 +212,11 @@ class Tensor(_TensorBase):
             raise RuntimeError(
                 f"only Tensors of floating point dtype can require gradients, got {self.dtype}")
         self._requires_grad = value
+
+    def is_inference(self):
+        """True for an inference tensor: made inside ``tensorplay.inference_mode()``
+        (no version counter; see ``inference_mode`` for what it cannot do)."""
+        return self._version is None
 
     def requires_grad_(self, requires_grad=True):
         """Set ``requires_grad`` in place and return self."""
@@ -626,6 +634,8 @@ class Tensor(_TensorBase):
     # last, so a failing op leaves the tensor unchanged, and they bump the version
     # counter shared with views.
     def _check_writable(self, name):
+        if self._version is None and STATE.fw_level is not INFERENCE:
+            _INPLACE.check_target(self, name)       # (raises: an inference tensor)
         if STATE.grad_enabled and self._nograd_view:
             raise RuntimeError(
                 f"{name}(): A view was created in no_grad mode and is being modified "

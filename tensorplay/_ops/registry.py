@@ -20,14 +20,15 @@ and casts cotangents back to the input's dtype (fixed point 4); likewise it
 expands a tangent to the output's shape.
 
 ``apply`` is the one hot path.  With grad mode off and no dual level active it
-costs the kernel call plus a Tensor allocation.
+costs the kernel call plus a Tensor allocation.  Inference mode costs it no extra
+check: it is a value of the ``STATE.fw_level`` field read anyway (grad_mode.py).
 """
 import weakref
 
 import numpy as np
 
 from tensorplay._tensor import Tensor
-from tensorplay.autograd.grad_mode import STATE
+from tensorplay.autograd.grad_mode import INFERENCE, STATE
 from tensorplay.autograd.graph import Node
 
 __all__ = ["OpDef", "REGISTRY", "defop", "apply", "sum_to_shape"]
@@ -151,14 +152,19 @@ def apply(op, inputs, params):
                 views.append(_weakref(out))
                 if len(views) > views[0]:
                     _prune_views(views)
+    state = STATE
+    level = state.fw_level
+    if level is INFERENCE:  # inference mode: no graph, no tangent, no version counter
+        if not op.view:     # (a view shares its input's counter, or its None)
+            out._version = None
+        return out
     dt = data.dtype
     if dt is not _F32 and dt is not _F64 and dt.kind != "f":
         return out          # integer and bool results never carry derivatives
-    state = STATE
     node = None
     if needs_node and state.grad_enabled:
         node = Node(op, inputs, out, params)
-    if state.fw_level is not None and not state.fw_rule:
+    if level is not None and not state.fw_rule:
         _propagate_tangent(op, inputs, out, params, state)
         if node is not None and op.save_out and out._tangent is not None:
             # the saved output keeps its tangent (forward-over-reverse)

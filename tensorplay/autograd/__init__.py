@@ -10,7 +10,8 @@ import threading
 
 import numpy as np
 
-from tensorplay.autograd.grad_mode import (enable_grad, is_grad_enabled, no_grad,
+from tensorplay.autograd.grad_mode import (enable_grad, inference_mode, is_grad_enabled,
+                                           is_inference_mode_enabled, no_grad,
                                            set_grad_enabled)
 from tensorplay.autograd import graph
 from tensorplay.autograd.anomaly_mode import (detect_anomaly, is_anomaly_check_nan_enabled,
@@ -20,8 +21,9 @@ from tensorplay.autograd.graph import (GradientEdge, Node, edge_key, gradient_ed
                                        run_backward)
 
 __all__ = ["grad", "backward", "no_grad", "enable_grad", "set_grad_enabled",
-           "is_grad_enabled", "gradcheck", "GradcheckError", "Node", "forward_ad",
-           "functional", "Function", "FunctionCtx", "once_differentiable", "graph",
+           "is_grad_enabled", "inference_mode", "is_inference_mode_enabled", "gradcheck",
+           "gradgradcheck", "GradcheckError", "Node", "forward_ad", "functional",
+           "Function", "FunctionCtx", "once_differentiable", "graph",
            "detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled",
            "is_anomaly_check_nan_enabled"]
 

@@ -1,185 +1,927 @@
-"""``gradcheck``: compare the analytical Jacobian (from the VJP rules, and the JVP
-rules with ``check_forward_ad``) against central finite differences.
+"""``gradcheck`` and ``gradgradcheck``: the analytical derivatives -- the VJP rules
+(reverse mode) and, with ``check_forward_ad``, the JVP rules (forward mode) --
+against central finite differences, with ``torch.autograd.gradcheck``'s
+signatures, defaults and checks.
 
-As in ``torch.autograd.gradcheck``: inputs should be float64 (float32 central
-differences are too coarse for the default tolerances); each differentiable input
-entry is perturbed by ±eps, and the check passes when
-``|analytical - numerical| <= atol + rtol * |numerical|`` everywhere.
+Slow mode (the default) builds whole Jacobians: the numerical one column by column
+(each differentiable input entry perturbed by +-eps in place, then restored), the
+analytical one row by row (``autograd.grad`` of each output entry) or column by
+column (a unit tangent per input entry).  Fast mode (``fast_mode=True``,
+PyTorch's "fast gradcheck", pytorch/pytorch#53876 and the "Fast backward mode
+gradcheck" section of PyTorch's gradcheck notes) draws one random unit vector
+``u`` per input and ``v`` per output and compares the scalars ``v^T J_num u``
+(one central difference along ``u``) and ``v^T J_an u`` (one VJP with ``v``): a
+wrong Jacobian almost surely moves the projection, as in Freivalds' check of a
+matrix product, at the cost of O(1) function evaluations instead of O(numel).
+Forward mode compares ``J_num u`` and ``J_an u`` (one JVP).  The tolerance on a
+projection is PyTorch's: ``atol * sum(u) * sum(v)`` and ``rtol``.
+
+Jacobians are float64 numpy arrays laid out as PyTorch prints them: one row per
+element of the input, one column per element of the output.  Inputs and outputs
+are named by their position in ``inputs`` and in the function's result.
 """
+import warnings
+
 import numpy as np
 
-__all__ = ["gradcheck", "GradcheckError"]
+__all__ = ["gradcheck", "gradgradcheck", "GradcheckError"]
 
 
 class GradcheckError(RuntimeError):
-    """Raised by ``gradcheck`` when the analytical and numerical Jacobians differ."""
+    """Raised by ``gradcheck``/``gradgradcheck`` when a check fails (a RuntimeError,
+    as ``torch.autograd.GradcheckError``).  A Jacobian mismatch names the output
+    and the input, prints both Jacobians and the worst entry."""
 
 
-def _outputs_tuple(out):
-    """The function's result as a tuple of Tensors (TypeError otherwise)."""
-    from tensorplay.autograd.functional import _as_tuple
-    return _as_tuple(out, "outputs", "gradcheck")[1]
+# ------------------------------------------------------------------ structure
+def _as_tuple(x):
+    """PyTorch's ``_as_tuple``: a tuple as is, a list as a tuple, else ``(x,)``."""
+    if isinstance(x, tuple):
+        return x
+    if isinstance(x, list):
+        return tuple(x)
+    return (x,)
 
 
-def _numerical_jacobians(func, inputs, diff_idx, eps):
-    """J[k][j] of shape (out_k.numel(), in_j.numel()) by central differences.
-
-    Each input entry is perturbed in place and restored in a ``finally``, so the
-    inputs are unchanged even when ``func`` raises.  Grad mode is left on: ``func``
-    may call ``autograd.grad`` itself (``gradgradcheck``).
-    """
-    base = _outputs_tuple(func(*inputs))
-    jac = [[np.zeros((o.numel(), inputs[j].numel())) for j in diff_idx] for o in base]
-    for col, j in enumerate(diff_idx):
-        x = inputs[j]._data
-        if not x.flags.writeable or not x.flags.c_contiguous:
-            raise ValueError(f"gradcheck(): input {j} must be a writable, contiguous "
-                             f"tensor (clone() it)")
-        flat = x.reshape(-1)
-        for e in range(flat.size):
-            orig = flat[e]
-            try:
-                flat[e] = orig + eps
-                plus = [o._data.astype(np.float64).ravel() for o in
-                        _outputs_tuple(func(*inputs))]
-                flat[e] = orig - eps
-                minus = [o._data.astype(np.float64).ravel() for o in
-                         _outputs_tuple(func(*inputs))]
-            finally:
-                flat[e] = orig
-            for k in range(len(base)):
-                jac[k][col][:, e] = (plus[k] - minus[k]) / (2 * eps)
-    return base, jac
+def _tensor_cls():
+    from tensorplay._tensor import Tensor
+    return Tensor
 
 
-def _analytical_vjp(func, inputs, diff_idx, outputs_like):
-    from tensorplay import autograd
-    from tensorplay._creation import zeros_like
-    jac = [[np.zeros((o.numel(), inputs[j].numel())) for j in diff_idx] for o in outputs_like]
-    for k, o in enumerate(outputs_like):
-        for r in range(o.numel()):
-            outs = _outputs_tuple(func(*inputs))
-            if not outs[k]._requires_grad:
+def _walk(x, path=()):
+    """``(path, tensor)`` for every Tensor in the (nested) lists and tuples ``x``."""
+    Tensor = _tensor_cls()
+    if isinstance(x, Tensor):
+        yield path, x
+    elif isinstance(x, (list, tuple)):
+        for i, e in enumerate(x):
+            yield from _walk(e, path + (i,))
+
+
+def _replace(x, new, path=()):
+    """``x`` with the tensors at the paths in ``new`` (a dict) replaced."""
+    if path in new:
+        return new[path]
+    depth = len(path)
+    if isinstance(x, (list, tuple)) and any(len(p) > depth and p[:depth] == path
+                                            for p in new):
+        items = [_replace(e, new, path + (i,)) for i, e in enumerate(x)]
+        return tuple(items) if isinstance(x, tuple) else items
+    return x
+
+
+def _label(path):
+    """``input 1`` or, inside a list argument, ``input 1[0]``."""
+    return "input " + str(path[0]) + "".join(f"[{i}]" for i in path[1:])
+
+
+class _Problem:
+    """What gradcheck works on: the inputs, the differentiable ones (with their
+    paths), ``func`` and its outputs (positions of the differentiable ones)."""
+
+    def __init__(self, func, inputs, op):
+        self.func, self.inputs, self.op = func, inputs, op
+        self.diff = [(p, t) for p, t in _walk(inputs) if t._requires_grad]
+
+    def call(self, inputs=None):
+        """``func(*inputs)`` as a tuple of Tensors (TypeError otherwise)."""
+        Tensor = _tensor_cls()
+        outs = _as_tuple(self.func(*(self.inputs if inputs is None else inputs)))
+        for k, o in enumerate(outs):
+            if not isinstance(o, Tensor):
+                raise TypeError(f"{self.op}(): func must return a Tensor or a tuple/list of "
+                                f"Tensors; output {k} is a {type(o).__name__}")
+        return outs
+
+    def duals(self, tangents, skip=None):
+        """``{path: dual}``: each differentiable input made dual (``make_dual`` of its
+        detached self) with its tangent in ``tangents`` (by position in
+        ``self.diff``), except the one at position ``skip``."""
+        from tensorplay.autograd import _forward as fw
+        new = {}
+        for c, (p, t) in enumerate(self.diff):
+            if c == skip:
                 continue
-            u = zeros_like(outs[k])
-            u._data.reshape(-1)[r] = 1.0
-            grads = autograd.grad(outs[k], [inputs[j] for j in diff_idx], u,
-                                  allow_unused=True)
-            for col, g in enumerate(grads):
-                if g is not None:
-                    jac[k][col][r, :] = g._data.astype(np.float64).ravel()
+            new[p] = fw.make_dual(t.detach(), tangents[c])
+        return new
+
+
+def _float_outputs(outs):
+    return [k for k, o in enumerate(outs) if o._data.dtype.kind == "f"]
+
+
+def _numpy(t):
+    return np.asarray(t._data, dtype=np.float64)
+
+
+def _check_inputs(prob):
+    """PyTorch's ``_check_inputs``: warn for non-double inputs, refuse overlapping
+    memory and the case of no input that requires grad."""
+    for path, t in prob.diff:
+        if t._data.dtype != np.float64:
+            warnings.warn(f"Input #{_label(path)[6:]} requires gradient and is not a double "
+                          f"precision floating point or complex. This check will likely "
+                          f"fail if all the inputs are not of double precision floating "
+                          f"point or complex. ", UserWarning, stacklevel=4)
+        d = t._data
+        if d.size > 1 and any(st == 0 and sz > 1 for st, sz in zip(d.strides, d.shape)):
+            raise RuntimeError(
+                f"{prob.op}(): The {_label(path)} has a dimension with stride 0. gradcheck "
+                f"only supports inputs that are non-overlapping to be able to compute the "
+                f"numerical gradients correctly. You should call .contiguous on the input "
+                f"before passing it to gradcheck.")
+        if not d.flags.writeable:
+            raise RuntimeError(f"{prob.op}(): the {_label(path)} is read-only, so it cannot "
+                               f"be perturbed for finite differences; clone() it")
+    if not prob.diff:
+        raise ValueError("gradcheck expects at least one input tensor to require gradient, "
+                         "but none of them have requires_grad=True.")
+
+
+# ------------------------------------------------------------------ numerical
+def _central(prob, arr, delta, eps_label):
+    """``(f(x + delta) - f(x - delta)) / 2`` for every float output (flattened
+    float64), ``arr`` (an input's storage) perturbed in place and restored."""
+    orig = arr.copy()
+    try:
+        arr -= delta
+        outa = prob.call()
+        fa = {k: _numpy(outa[k]).ravel().copy() for k in _float_outputs(outa)}
+        arr[...] = orig + delta
+        outb = prob.call()
+        fb = {k: _numpy(outb[k]).ravel().copy() for k in _float_outputs(outb)}
+    finally:
+        arr[...] = orig
+    for k in fa:
+        a, b = outa[k]._data, outb[k]._data
+        if a.shape != b.shape:
+            raise AssertionError(f"Expected `func` to return outputs with the same shape when "
+                                 f"inputs are perturbed {eps_label}, but got: shapes "
+                                 f"{list(a.shape)} and {list(b.shape)}.")
+        if a.dtype != b.dtype:
+            raise AssertionError(f"Expected `func` to return outputs with the same dtype when "
+                                 f"inputs are perturbed {eps_label}, but got: dtypes "
+                                 f"{a.dtype} and {b.dtype}.")
+    return {k: (fb[k] - fa[k]) / 2 for k in fa}
+
+
+def _numerical_jacobian(prob, c, outs, eps):
+    """``{k: J}`` for input ``prob.diff[c]`` and each float output k, J of shape
+    (input numel, output numel), by central differences (slow mode)."""
+    t = prob.diff[c][1]
+    arr = t._data
+    jac = {k: np.zeros((arr.size, outs[k]._data.size)) for k in _float_outputs(outs)}
+    delta = np.zeros_like(arr)
+    for e, idx in enumerate(np.ndindex(*arr.shape)):
+        delta[idx] = eps
+        try:
+            cols = _central(prob, arr, delta, f"on index {idx} by {eps}")
+        finally:
+            delta[idx] = 0
+        for k in jac:
+            jac[k][e, :] = cols[k] / eps
     return jac
 
 
-def _analytical_jvp(func, inputs, diff_idx, outputs_like):
+def _numerical_ju(prob, c, u, eps):
+    """``{k: J u}`` (flattened) for input c along the unit vector u (fast mode)."""
+    arr = prob.diff[c][1]._data
+    delta = (u * eps).reshape(arr.shape).astype(arr.dtype)
+    cols = _central(prob, arr, delta, f"by {eps}")
+    return {k: v / eps for k, v in cols.items()}
+
+
+# ------------------------------------------------------------------ analytical
+def _vjp(prob, out, v):
+    """One VJP of ``out`` with cotangent ``v``: one gradient Tensor (or None) per
+    differentiable input."""
+    from tensorplay import autograd
+    grads = autograd.grad(out, [t for _, t in prob.diff], v, retain_graph=True,
+                          allow_unused=True)
+    return grads
+
+
+def _vjp_rows(prob, out, check_grad_dtypes):
+    """The analytical Jacobian of ``out`` w.r.t. every differentiable input,
+    row by row (one VJP per output entry): a list of arrays (in numel, out numel)."""
     from tensorplay._creation import zeros_like
-    from tensorplay.autograd import _forward as fw
-    from tensorplay.autograd.grad_mode import no_grad
-    jac = [[np.zeros((o.numel(), inputs[j].numel())) for j in diff_idx] for o in outputs_like]
-    for col, j in enumerate(diff_idx):
-        for e in range(inputs[j].numel()):
-            t = zeros_like(inputs[j])
-            t._data.reshape(-1)[e] = 1.0
-            with no_grad(), fw.dual_level():
-                args = list(inputs)
-                args[j] = fw.make_dual(inputs[j].detach(), t)
-                outs = _outputs_tuple(func(*args))
-                for k, o in enumerate(outs):
-                    tan = fw.unpack_dual(o).tangent
-                    if tan is not None:
-                        jac[k][col][:, e] = tan._data.astype(np.float64).ravel()
+    n_out = out._data.size
+    jac = [np.zeros((t._data.size, n_out)) for _, t in prob.diff]
+    u = zeros_like(out)
+    flat = u._data.reshape(-1)
+    for r in range(n_out):
+        flat[:] = 0
+        flat[r] = 1
+        grads = _vjp(prob, out, u)
+        for c, g in enumerate(grads):
+            _check_grad(prob, c, g, check_grad_dtypes)
+            if g is not None:
+                jac[c][:, r] = _numpy(g).ravel()
     return jac
 
 
-def _check_args(func, inputs, op):
-    """``inputs`` as a tuple; TypeError for a func that is not callable or inputs
-    that are neither a Tensor nor a sequence."""
-    from tensorplay._tensor import Tensor
-    if not callable(func):
-        raise TypeError(f"{op}(): func must be callable, got {type(func).__name__}")
-    if isinstance(inputs, Tensor):
-        return (inputs,)
-    if not isinstance(inputs, (tuple, list)):
-        raise TypeError(f"{op}(): inputs must be a Tensor or a tuple of Tensors, got "
-                        f"{type(inputs).__name__}")
-    return tuple(inputs)
+def _check_grad(prob, c, g, check_grad_dtypes):
+    if g is None:
+        return
+    t = prob.diff[c][1]
+    if g._data.shape != t._data.shape:
+        raise GradcheckError(f"Analytical gradient has incorrect size: {list(g.shape)} for "
+                             f"the {_label(prob.diff[c][0])} of size {list(t.shape)}")
+    if check_grad_dtypes and g._data.dtype != t._data.dtype:
+        raise GradcheckError(f"Gradient has dtype mismatch: {g.dtype} for the "
+                             f"{_label(prob.diff[c][0])} of dtype {t.dtype}")
 
 
-def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True,
-              check_forward_ad=False, check_backward_ad=True):
-    """Check gradients of ``func`` at ``inputs`` against central finite differences.
+_NONDET_MSG = ("Backward is not reentrant, i.e., running backward with same input and "
+               "grad_output multiple times gives different values, although analytical "
+               "gradient matches numerical gradient. The tolerance for nondeterminism was "
+               "{tol}.")
 
-    Args:
-        func (callable): takes the inputs, returns a Tensor or a tuple of Tensors.
-        inputs (Tensor or tuple): float64 tensors; those with ``requires_grad`` are
-            checked, others held fixed.
-        eps (float): finite-difference step.
-        atol, rtol (float): tolerances, ``|a - n| <= atol + rtol * |n|``.
-        raise_exception (bool): raise ``GradcheckError`` on failure (else return False).
-        check_forward_ad (bool): also check the JVP rules (forward mode).
-        check_backward_ad (bool): check the VJP rules (reverse mode).
 
-    Returns:
-        True when every checked Jacobian matches.
-
-    Raises:
-        GradcheckError: a mismatch (with ``raise_exception``); the message shows the
-            numerical and analytical Jacobians (rows: output entries, columns: input
-            entries).
-        ValueError: no input requires grad.  TypeError: a func that is not
-            callable, inputs that are not a Tensor or a tuple of Tensors.
-    """
-    from tensorplay._tensor import Tensor
-    inputs = _check_args(func, inputs, "gradcheck")
-    diff_idx = [i for i, t in enumerate(inputs) if isinstance(t, Tensor) and t._requires_grad]
-    if not diff_idx:
-        raise ValueError("gradcheck(): at least one input must require grad")
-    for i in diff_idx:
-        if inputs[i]._data.dtype != np.float64:
-            import warnings
-            warnings.warn(f"gradcheck(): input {i} is {inputs[i].dtype}, not float64; "
-                          f"expect false failures", stacklevel=2)
-    base, numerical = _numerical_jacobians(func, inputs, diff_idx, eps)
-    checks = []
-    if check_backward_ad:
-        checks.append(("backward (VJP)", _analytical_vjp(func, inputs, diff_idx, base)))
-    if check_forward_ad:
-        checks.append(("forward (JVP)", _analytical_jvp(func, inputs, diff_idx, base)))
-    for mode, analytical in checks:
-        for k in range(len(base)):
-            for col, j in enumerate(diff_idx):
-                a = analytical[k][col]
-                n = numerical[k][col]
-                if not np.allclose(a, n, rtol=rtol, atol=atol, equal_nan=True):
-                    msg = (f"Jacobian mismatch for output {k} with respect to input {j} "
-                           f"({mode}),\nnumerical:{n}\nanalytical:{a}\n")
-                    if raise_exception:
-                        raise GradcheckError(msg)
-                    return False
+def _reentrant(j1, j2, nondet_tol):
+    for a, b in zip(j1, j2):
+        if a.size and np.max(np.abs(a - b)) > nondet_tol:
+            return False
     return True
 
 
-def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=1e-3,
-                  raise_exception=True):
-    """``gradcheck`` of the VJP itself: checks second derivatives (``create_graph``).
+def _jvp_columns(prob, outs_k, tangent_fill, check_grad_dtypes):
+    """Forward-mode: for each differentiable input c and each column setting
+    ``tangent_fill(c, tangent_array)`` yields, the tangents of the outputs in
+    ``outs_k``.  Returns ``{(c, col): {k: flat float64 tangent}}``."""
+    from tensorplay._creation import zeros_like
+    from tensorplay.autograd import _forward as fw
+    results = {}
+    with fw.dual_level():
+        tangents = [zeros_like(t) for _, t in prob.diff]
+        inputs = _replace(prob.inputs, prob.duals(tangents))
+        for c, tan in enumerate(tangents):
+            flat = tan._data.reshape(-1)
+            for col in tangent_fill(c, flat):
+                outs = prob.call(inputs)
+                got = {}
+                for k in outs_k:
+                    primal, t = fw.unpack_dual(outs[k])
+                    if t is None:
+                        got[k] = np.zeros(primal._data.size)
+                        continue
+                    if check_grad_dtypes and t._data.dtype != primal._data.dtype:
+                        raise GradcheckError("Forward AD gradient has dtype mismatch.")
+                    got[k] = _numpy(t).ravel().copy()
+                results[(c, col)] = got
+            flat[:] = 0
+    return results
 
-    ``grad_outputs`` (one per output, default random normal, float64) is treated as
-    a further differentiable input.
-    """
-    from tensorplay import autograd
-    from tensorplay._creation import randn_like
+
+# ------------------------------------------------------------------ messages
+def _fmt(a):
+    return np.array2string(np.asarray(a), precision=6, threshold=400, max_line_width=100)
+
+
+def _worst(a, n, rtol, atol):
+    """The entry of (a, n) furthest outside ``atol + rtol * |n|`` (a nan counts as
+    furthest): its index, a's value and n's value."""
+    excess = np.abs(a - n) - (atol + rtol * np.abs(n))
+    excess = np.where(np.isnan(excess), np.inf, excess)
+    i = np.unravel_index(int(np.argmax(excess)), a.shape)
+    return i, a[i], n[i]
+
+
+def _elem(shape, flat):
+    """``[i, j]``: the multi-index of flat position ``flat`` in ``shape`` ("" for 0-d)."""
+    return str([int(i) for i in np.unravel_index(flat, shape)]) if shape else ""
+
+
+def _worst_line(prob, k, c, outs, a, n, rtol, atol):
+    """The worst entry of a Jacobian pair, named by its output and input elements."""
+    path, t = prob.diff[c]
+    (ri, ci), av, nv = _worst(a, n, rtol, atol)
+    return (f"The worst entry: d output {k}{_elem(outs[k]._data.shape, ci)} / d "
+            f"{_label(path)}{_elem(t._data.shape, ri)}: numerical {float(nv)!r}, "
+            f"analytical {float(av)!r} (|difference| {abs(float(av) - float(nv)):.6g}, "
+            f"allowed {atol + rtol * abs(float(nv)):.6g})\n")
+
+
+def _mismatch_msg(prob, k, c, outs, a, n, rtol, atol, forward):
+    """PyTorch's "Jacobian mismatch for output k with respect to input j" message,
+    with both Jacobians and the worst entry."""
+    path, t = prob.diff[c]
+    mode = "computed with forward mode " if forward else ""
+    return (f"Jacobian {mode}mismatch for output {k} with respect to {_label(path)},\n"
+            f"numerical:{_fmt(n)}\nanalytical:{_fmt(a)}\n"
+            f"(rows: the {t._data.size} elements of {_label(path)}, columns: the "
+            f"{outs[k]._data.size} elements of output {k})\n"
+            + _worst_line(prob, k, c, outs, a, n, rtol, atol))
+
+
+_FAST_NOTE = (
+    "\nThe above quantities relating the numerical and analytical jacobians are computed "
+    "in fast mode. See: https://github.com/pytorch/pytorch/issues/53876 for more background "
+    "about fast mode. Below, we recompute numerical and analytical jacobians in slow mode:\n\n")
+
+_FAST_FAIL_SLOW_OK = (
+    "Fast gradcheck failed but element-wise differences are small. This means that the "
+    "test might've passed in slow_mode! If you are checking your own function, call "
+    "gradcheck/gradgradcheck with `fast_mode=False`.")
+
+
+def _allclose(a, n, rtol, atol):
+    return bool(np.all(np.abs(a - n) <= atol + rtol * np.abs(n)))
+
+
+# ------------------------------------------------------------------ the checks
+def _slow_backward(prob, outs, diff_out, eps, rtol, atol, nondet_tol, check_grad_dtypes):
+    numerical = [_numerical_jacobian(prob, c, outs, eps) for c in range(len(prob.diff))]
+    if not diff_out:
+        return _no_diff_outputs(numerical)
+    for k in diff_out:
+        j1 = _vjp_rows(prob, outs[k], check_grad_dtypes)
+        j2 = _vjp_rows(prob, outs[k], False)
+        if not _reentrant(j1, j2, nondet_tol):
+            raise GradcheckError(_NONDET_MSG.format(tol=nondet_tol))
+        for c in range(len(prob.diff)):
+            a, n = j1[c], numerical[c][k]
+            if not _allclose(a, n, rtol, atol):
+                raise GradcheckError(_mismatch_msg(prob, k, c, outs, a, n, rtol, atol, False))
+
+
+def _no_diff_outputs(numerical):
+    """With no output that requires grad, the numerical Jacobians must be zero."""
+    for per_out in numerical:
+        for j in per_out.values():
+            if np.any(j != 0):
+                raise GradcheckError("Numerical gradient for function expected to be zero")
+
+
+def _slow_forward(prob, outs, diff_out, eps, rtol, atol, check_grad_dtypes):
+    numerical = [_numerical_jacobian(prob, c, outs, eps) for c in range(len(prob.diff))]
+    if not diff_out:
+        return _no_diff_outputs(numerical)
+
+    def unit_columns(c, flat):
+        for e in range(flat.size):
+            flat[:] = 0
+            flat[e] = 1
+            yield e
+    cols = _jvp_columns(prob, diff_out, unit_columns, check_grad_dtypes)
+    for k in diff_out:
+        for c, (_, t) in enumerate(prob.diff):
+            a = np.zeros((t._data.size, outs[k]._data.size))
+            for e in range(t._data.size):
+                a[e, :] = cols[(c, e)][k]
+            n = numerical[c][k]
+            if not _allclose(a, n, rtol, atol):
+                raise GradcheckError(_mismatch_msg(prob, k, c, outs, a, n, rtol, atol, True))
+
+
+def _random_units(arrays, rng):
+    """PyTorch's ``_vec_from_tensor``: a uniform [0, 1) vector per array, of unit norm."""
+    us = []
+    for a in arrays:
+        u = rng.random(a.size)
+        norm = np.linalg.norm(u)
+        us.append(u / norm if norm else u)
+    return us
+
+
+def _fast_rng():
+    # a generator of its own (fixed seed): the user's random state is not touched,
+    # and a run is reproducible (PyTorch uses a fresh torch.Generator() the same way)
+    return np.random.default_rng(67280421310721)
+
+
+def _slow_pair(prob, outs, k, c, eps, rtol, atol, forward):
+    """Slow-mode Jacobians of one (output, input) pair, for a fast-mode message."""
+    n = _numerical_jacobian(prob, c, outs, eps)[k]
+    if forward:
+        def unit_columns(cc, flat):
+            if cc != c:
+                return
+            for e in range(flat.size):
+                flat[:] = 0
+                flat[e] = 1
+                yield e
+        cols = _jvp_columns(prob, [k], unit_columns, False)
+        a = np.zeros(n.shape)
+        for e in range(n.shape[0]):
+            a[e, :] = cols[(c, e)][k]
+    else:
+        a = _vjp_rows(prob, outs[k], False)[c]
+    diff = float(np.max(np.abs(n - a))) if n.size else 0.0
+    msg = (_FAST_NOTE + f"Numerical:\n {_fmt(n)}\nAnalytical:\n{_fmt(a)}\n\n"
+           f"The max per-element difference (slow mode) is: {diff}.\n")
+    if n.size:
+        msg += _worst_line(prob, k, c, outs, a, n, rtol, atol)
+    if _allclose(a, n, rtol, atol):
+        msg += _FAST_FAIL_SLOW_OK
+    return msg
+
+
+def _fast_backward(prob, outs, diff_out, eps, rtol, atol, nondet_tol, check_grad_dtypes):
     from tensorplay._tensor import Tensor
-    inputs = _check_args(func, inputs, "gradgradcheck")
-    outs = _outputs_tuple(func(*inputs))
-    if grad_outputs is None:
-        grad_outputs = tuple(randn_like(o).requires_grad_() for o in outs)
-    n_in = len(inputs)
+    rng = _fast_rng()
+    us = _random_units([t._data for _, t in prob.diff], rng)
+    vs = dict(zip(diff_out, _random_units([outs[k]._data for k in diff_out], rng)))
+    jus = [_numerical_ju(prob, c, u, eps) for c, u in enumerate(us)]
+    if not diff_out:
+        for ju in jus:
+            for v in ju.values():
+                if v.size and np.max(np.abs(v)) > nondet_tol:
+                    raise GradcheckError("Numerical gradient for function expected to be zero")
+        return
+    for k in diff_out:
+        o = outs[k]
+        v = Tensor._wrap(vs[k].reshape(o._data.shape).astype(o._data.dtype))
+        g1 = _vjp(prob, o, v)
+        g2 = _vjp(prob, o, v)
+        for c, g in enumerate(g1):
+            _check_grad(prob, c, g, check_grad_dtypes)
+        flat1 = [np.zeros(t._data.size) if g is None else _numpy(g).ravel()
+                 for g, (_, t) in zip(g1, prob.diff)]
+        flat2 = [np.zeros(t._data.size) if g is None else _numpy(g).ravel()
+                 for g, (_, t) in zip(g2, prob.diff)]
+        if not _reentrant(flat1, flat2, nondet_tol):
+            raise GradcheckError(_NONDET_MSG.format(tol=nondet_tol))
+        for c, u in enumerate(us):
+            a = float(flat1[c] @ u)
+            n = float(vs[k] @ jus[c][k])
+            tol = atol * float(u.sum()) * float(vs[k].sum())
+            if not _allclose(np.float64(a), np.float64(n), rtol, tol):
+                path = prob.diff[c][0]
+                raise GradcheckError(
+                    f"Jacobian mismatch for output {k} with respect to {_label(path)},\n"
+                    f"numerical:{n!r}\nanalytical:{a!r}\n(fast mode: v^T J u for random "
+                    f"unit vectors u over {_label(path)} and v over output {k})\n"
+                    + _slow_pair(prob, outs, k, c, eps, rtol, atol, False))
 
-    def vjp_func(*args):
-        xs, us = args[:n_in], args[n_in:]
-        os_ = _outputs_tuple(func(*xs))
-        gs = autograd.grad(os_, [x for x in xs if isinstance(x, Tensor) and x._requires_grad],
-                           us, create_graph=True, allow_unused=True)
-        return tuple(g for g in gs if g is not None)
-    return gradcheck(vjp_func, inputs + tuple(grad_outputs), eps=eps, atol=atol, rtol=rtol,
-                     raise_exception=raise_exception)
+
+def _fast_forward(prob, outs, diff_out, eps, rtol, atol, check_grad_dtypes):
+    rng = _fast_rng()
+    us = _random_units([t._data for _, t in prob.diff], rng)
+    jus = [_numerical_ju(prob, c, u, eps) for c, u in enumerate(us)]
+    if not diff_out:
+        return _no_diff_outputs(jus)
+
+    def along_u(c, flat):
+        flat[:] = us[c]
+        yield 0
+    cols = _jvp_columns(prob, diff_out, along_u, check_grad_dtypes)
+    for k in diff_out:
+        for c, u in enumerate(us):
+            a, n = cols[(c, 0)][k], jus[c][k]
+            tol = atol * float(u.sum())
+            if not _allclose(a, n, rtol, tol):
+                path = prob.diff[c][0]
+                raise GradcheckError(
+                    f"Jacobian computed with forward mode mismatch for output {k} with "
+                    f"respect to {_label(path)},\nnumerical:{_fmt(n)}\nanalytical:{_fmt(a)}\n"
+                    f"(fast mode: J u for a random unit vector u over {_label(path)})\n"
+                    + _slow_pair(prob, outs, k, c, eps, rtol, atol, True))
+
+
+def _undefined_forward(prob, outs, diff_out):
+    """PyTorch's ``_test_undefined_forward_mode``: each differentiable input in
+    turn gets no tangent at all (a plain tensor; its JVP rules see ``None``) and,
+    separately, a zero tangent; both must run and give the same output tangents."""
+    from tensorplay._creation import zeros_like
+    from tensorplay.autograd import _forward as fw
+    from tensorplay._tensor import Tensor
+    rng = _fast_rng()
+    us = _random_units([t._data for _, t in prob.diff], rng)
+    with fw.dual_level():
+        tangents = [Tensor._wrap(u.reshape(t._data.shape).astype(t._data.dtype))
+                    for u, (_, t) in zip(us, prob.diff)]
+        for c, (path, t) in enumerate(prob.diff):
+            new = prob.duals(tangents, skip=c)
+            new[path] = fw.make_dual(t.detach(), zeros_like(t))
+            outs1 = prob.call(_replace(prob.inputs, new))
+            new[path] = t.detach()
+            try:
+                outs2 = prob.call(_replace(prob.inputs, new))
+            except Exception as e:
+                raise GradcheckError(
+                    f"The forward-mode (JVP) rules failed when {_label(path)} has no "
+                    f"tangent (an undefined tangent, None in the rule): "
+                    f"{type(e).__name__}: {e}") from e
+            for k in diff_out:
+                r1 = fw.unpack_dual(outs1[k]).tangent
+                r2 = fw.unpack_dual(outs2[k]).tangent
+                if r1 is None or r2 is None:
+                    continue
+                if not np.allclose(_numpy(r1), _numpy(r2), rtol=1e-5, atol=1e-8):
+                    raise GradcheckError(
+                        f"Mismatch in tangent values for output with index: {k} when "
+                        f"{_label(path)} has an undefined tangent value. Got: "
+                        f"{_fmt(_numpy(r1))} but expected: {_fmt(_numpy(r2))}")
+
+
+def _mul_by_grad_output(prob, outs, diff_out):
+    """PyTorch's ``_test_backward_mul_by_grad_output``: zero cotangents give zero
+    gradients of the inputs' shapes and dtypes."""
+    from tensorplay import autograd
+    from tensorplay._creation import zeros_like
+    if not diff_out:
+        return
+    gs = autograd.grad([outs[k] for k in diff_out], [t for _, t in prob.diff],
+                       [zeros_like(outs[k]) for k in diff_out], retain_graph=True,
+                       allow_unused=True)
+    for g, (path, t) in zip(gs, prob.diff):
+        if g is None:
+            continue
+        if np.any(g._data != 0):
+            raise GradcheckError(f"backward not multiplied by grad_output: zero cotangents "
+                                 f"gave a nonzero gradient for {_label(path)}")
+        if g._data.dtype != t._data.dtype:
+            raise GradcheckError(f"grad is incorrect type: {g.dtype} for {_label(path)} of "
+                                 f"type {t.dtype}")
+        if g._data.shape != t._data.shape:
+            raise GradcheckError(f"grad is incorrect size: {list(g.shape)} for "
+                                 f"{_label(path)} of size {list(t.shape)}")
+
+
+def _undefined_backward(prob, diff_out):
+    """PyTorch's ``_test_undefined_backward_mode``.  Every output's cotangent zero
+    (``_mul_by_grad_output``), then, with several differentiable outputs, one
+    output at a time left out of ``autograd.grad`` -- its cotangent is then
+    undefined: a multi-output node (a custom Function) receives None for it (or
+    zeros, materialised).  The backward must run and give None or zeros."""
+    from tensorplay import autograd
+    from tensorplay._creation import zeros_like
+    if len(diff_out) < 2:
+        return
+    for skip in diff_out:
+        outs = prob.call()
+        keep = [outs[k] for k in diff_out if k != skip and outs[k]._requires_grad]
+        if not keep:
+            continue
+        try:
+            gs = autograd.grad(keep, [t for _, t in prob.diff],
+                               [zeros_like(o) for o in keep], allow_unused=True)
+        except Exception as e:
+            raise GradcheckError(
+                f"Expected backward function to handle undefined output grads: the "
+                f"backward failed when output {skip}'s gradient is undefined (output {skip} "
+                f"not among autograd.grad's outputs, the others with zero cotangents): "
+                f"{type(e).__name__}: {e}") from e
+        for g, (path, _) in zip(gs, prob.diff):
+            if g is not None and np.any(g._data != 0):
+                raise GradcheckError(
+                    f"Expected all input grads to be undefined or zero when all output grads "
+                    f"are undefined or zero: {_label(path)} got a nonzero gradient with "
+                    f"output {skip}'s gradient undefined and the others zero")
+
+
+_BATCHED_MSG = (
+    "gradcheck or gradgradcheck failed while testing batched gradient computation "
+    "(autograd.grad(..., is_grads_batched=True) against one autograd.grad per cotangent). "
+    "Call gradcheck/gradgradcheck with check_batched_grad=False to skip this check.")
+
+
+def _batched_grad(prob, outs, k):
+    """PyTorch's ``_test_batched_grad``: ``autograd.grad`` with two cotangents
+    stacked (``is_grads_batched=True``) against one call per cotangent."""
+    from tensorplay import autograd
+    from tensorplay._creation import randn_like, zeros_like
+    from tensorplay._ops.shape import stack
+    o = outs[k]
+    inputs = [t for _, t in prob.diff]
+    gos = [randn_like(o) for _ in range(2)]
+
+    def vjp(g):
+        gs = autograd.grad(o, inputs, g, retain_graph=True, allow_unused=True)
+        return [zeros_like(t) if gi is None else gi for gi, t in zip(gs, inputs)]
+    expected = [stack(list(shards), 0) for shards in zip(*[vjp(g) for g in gos])]
+    try:
+        got = autograd.grad(o, inputs, stack(gos, 0), retain_graph=True, allow_unused=True,
+                            is_grads_batched=True)
+    except RuntimeError as e:
+        raise GradcheckError(f"While computing batched gradients, got: {e}\n\n"
+                             f"{_BATCHED_MSG}") from e
+    for c, (res, exp) in enumerate(zip(got, expected)):
+        res = zeros_like(exp) if res is None else res
+        if res._data.shape != exp._data.shape or not np.allclose(
+                _numpy(res), _numpy(exp), rtol=1e-5, atol=1e-8):
+            raise GradcheckError(f"For output {k} and {_label(prob.diff[c][0])}:\n\n"
+                                 f"{_BATCHED_MSG}\n\nGot:\n{_fmt(_numpy(res))}\n\n"
+                                 f"Expected:\n{_fmt(_numpy(exp))}")
+
+
+def _vmap():
+    try:
+        from tensorplay.func import vmap
+        return vmap
+    except ImportError:
+        pass
+    try:
+        from tensorplay.func._vmap import vmap
+        return vmap
+    except ImportError:
+        return None
+
+
+def _batched_forward_grad(prob):
+    """PyTorch's ``_test_batched_grad_forward_ad``: the JVP under ``vmap`` over two
+    stacked tangents against one JVP per tangent."""
+    from tensorplay._creation import randn_like, zeros_like
+    from tensorplay._ops.shape import stack
+    from tensorplay.autograd import _forward as fw
+    vmap = _vmap()
+    if vmap is None:
+        raise NotImplementedError("gradcheck(): check_batched_forward_grad=True needs "
+                                  "tensorplay.func.vmap, which this build does not have")
+    for c, (path, t) in enumerate(prob.diff):
+        def jvp(tangent):
+            with fw.dual_level():
+                new = {p: x.detach() for p, x in prob.diff}
+                new[path] = fw.make_dual(t.detach(), tangent)
+                outs = prob.call(_replace(prob.inputs, new))
+                ret = []
+                for o in outs:
+                    primal, tan = fw.unpack_dual(o)
+                    ret.append(tan if tan is not None else zeros_like(primal))
+                return tuple(ret)
+        tangents = [randn_like(t) for _ in range(2)]
+        expected = [stack(list(s), 0) for s in zip(*[jvp(x) for x in tangents])]
+        try:
+            got = vmap(jvp)(stack(tangents, 0))
+        except RuntimeError as e:
+            raise GradcheckError(f"While computing batched gradients with forward-mode AD "
+                                 f"(vmap over the tangent of {_label(path)}), got: {e}. Call "
+                                 f"gradcheck with check_batched_forward_grad=False to skip "
+                                 f"this check.") from e
+        for k, (res, exp) in enumerate(zip(_as_tuple(got), expected)):
+            if res._data.shape != exp._data.shape or not np.allclose(
+                    _numpy(res), _numpy(exp), rtol=1e-5, atol=1e-8):
+                raise GradcheckError(
+                    f"For output {k} and {_label(path)}: gradcheck failed while testing "
+                    f"batched gradient computation with forward-mode AD (vmap over the "
+                    f"tangent).\n\nGot:\n{_fmt(_numpy(res))}\n\nExpected:\n"
+                    f"{_fmt(_numpy(exp))}")
+
+
+# ------------------------------------------------------------------ public API
+def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True,
+              nondet_tol=0.0, check_undefined_grad=True, check_grad_dtypes=False,
+              check_batched_grad=False, check_batched_forward_grad=False,
+              check_forward_ad=False, check_backward_ad=True, fast_mode=False,
+              masked=None):
+    """Check the gradients of ``func`` at ``inputs`` against central finite
+    differences (``torch.autograd.gradcheck``).
+
+    For every input tensor that requires grad, and every output that requires
+    grad, the numerical Jacobian (each input entry perturbed by ``+-eps``) must
+    match the analytical one -- built from the VJP rules (``check_backward_ad``)
+    and/or the JVP rules (``check_forward_ad``) -- entrywise:
+    ``|analytical - numerical| <= atol + rtol * |numerical|`` (``allclose``; a nan
+    fails).  Central differences in float32 are too coarse for the defaults:
+    inputs should be float64 (a UserWarning says so otherwise, as PyTorch's).
+
+    Besides the Jacobians (PyTorch's extra checks, in its order): the backward is
+    run twice and must agree within ``nondet_tol``; zero cotangents must give zero
+    gradients of the inputs' shapes and dtypes; with ``check_undefined_grad`` the
+    rules must cope with undefined cotangents and tangents (see below).
+
+    Args:
+        func (callable): takes the inputs (``func(*inputs)``), returns a Tensor or a
+            tuple/list of Tensors.  Outputs that do not require grad (integer ones,
+            detached ones) are not checked; with none that does, the numerical
+            Jacobian must be zero.
+        inputs (Tensor or tuple): ``func``'s arguments.  Tensors with
+            ``requires_grad`` are checked -- also inside (nested) lists and tuples,
+            which PyTorch does not support (docs/DECISIONS.md) -- other arguments
+            (tensors without requires_grad, numbers, anything) are passed as they
+            are.  Checked tensors are perturbed in place (and restored), so they must
+            be writable and must not overlap in memory (no ``expand``).
+        eps (float): finite-difference step.
+        atol, rtol (float): tolerances (fast mode scales ``atol``, as PyTorch).
+        raise_exception (bool): raise ``GradcheckError`` on a failure; when False,
+            return False instead.
+        nondet_tol (float): how far two backward passes with the same input and
+            cotangent may differ (0: bitwise equal).
+        check_undefined_grad (bool): the backward must accept undefined cotangents:
+            with several differentiable outputs each one in turn is left out of
+            ``autograd.grad`` (a multi-output node then gets None for it) and the
+            gradients must be None or zero.  With ``check_forward_ad`` the JVP rules
+            must accept an input without a tangent (None) and give what a zero
+            tangent gives.
+        check_grad_dtypes (bool): gradients (and tangents) must have the input's
+            (output's) dtype.
+        check_batched_grad (bool): ``autograd.grad(..., is_grads_batched=True)`` must
+            match one ``autograd.grad`` per cotangent.
+        check_batched_forward_grad (bool): the JVP under ``tensorplay.func.vmap``
+            must match one JVP per tangent (needs ``check_forward_ad``; raises
+            NotImplementedError on a build without ``tensorplay.func.vmap``).
+        check_forward_ad (bool): check the JVP rules (forward mode; dual inputs made
+            from the detached inputs, as PyTorch).
+        check_backward_ad (bool): check the VJP rules (reverse mode).
+        fast_mode (bool): compare random projections ``v^T J u`` instead of whole
+            Jacobians (module docstring; PyTorch's fast gradcheck,
+            pytorch/pytorch#53876); a failure recomputes the failing pair in slow
+            mode for the message.
+        masked (bool, optional): for sparse inputs in PyTorch; tensorplay tensors are
+            dense, so it has no effect.
+
+    Returns:
+        bool: True when every check passes (False on a failure with
+        ``raise_exception=False``).
+
+    Raises:
+        GradcheckError (a RuntimeError): a failed check.  A Jacobian mismatch names
+            the output and the input (their positions in ``func``'s result and in
+            ``inputs``) and prints the numerical and analytical Jacobians -- rows:
+            the input's elements, columns: the output's, as PyTorch prints them --
+            then the worst entry (its element of the output and of the input, both
+            values, the difference and the tolerance).  In fast mode, the two
+            projections, then the slow-mode Jacobians of the failing pair.
+        ValueError: no input requires grad.
+        RuntimeError: a checked input with a stride-0 dimension or read-only memory.
+        AssertionError: incompatible flags (PyTorch's): neither check_forward_ad nor
+            check_backward_ad; check_batched_grad without check_backward_ad;
+            check_batched_forward_grad without check_forward_ad.
+        TypeError: ``func`` not callable, or returning something other than Tensors;
+            ``inputs`` neither a Tensor nor a tuple/list (PyTorch wraps it as one
+            argument and then raises ValueError: no input requires grad).
+
+    Example:
+        >>> x = tensorplay.randn(3, dtype=tensorplay.float64, requires_grad=True)
+        >>> tensorplay.autograd.gradcheck(lambda x: (x.exp() * x).sum(), (x,),
+        ...                               check_forward_ad=True)
+        True
+    """
+    if not (check_forward_ad or check_backward_ad):
+        raise AssertionError("Expected at least one of check_forward_ad or check_backward_ad "
+                             "to be True")
+    if check_batched_grad and not check_backward_ad:
+        raise AssertionError("Setting check_batched_grad=True requires check_backward_ad to "
+                             "be True")
+    if check_batched_forward_grad and not check_forward_ad:
+        raise AssertionError("Setting check_batched_forward_grad=True requires "
+                             "check_forward_ad to be True")
+    if not callable(func):
+        raise TypeError(f"gradcheck(): func must be callable, got {type(func).__name__}")
+    try:
+        return _gradcheck(func, inputs, eps, atol, rtol, nondet_tol, check_undefined_grad,
+                          check_grad_dtypes, check_batched_grad, check_batched_forward_grad,
+                          check_forward_ad, check_backward_ad, fast_mode, "gradcheck")
+    except GradcheckError:
+        if raise_exception:
+            raise
+        return False
+
+
+def _check_tupled(inputs, op):
+    """``inputs`` as a tuple: a Tensor alone, or a tuple/list.  (PyTorch wraps any
+    other object as a one-argument tuple and then finds no tensor in it.)"""
+    if not isinstance(inputs, (_tensor_cls(), tuple, list)):
+        raise TypeError(f"{op}(): inputs must be a Tensor or a tuple of Tensors (and other "
+                        f"arguments), got {type(inputs).__name__}")
+    return _as_tuple(inputs)
+
+
+def _gradcheck(func, inputs, eps, atol, rtol, nondet_tol, check_undefined_grad,
+               check_grad_dtypes, check_batched_grad, check_batched_forward_grad,
+               check_forward_ad, check_backward_ad, fast_mode, op):
+    prob = _Problem(func, _check_tupled(inputs, op), op)
+    _check_inputs(prob)
+    outs = prob.call()
+    diff_out = [k for k, o in enumerate(outs) if o._requires_grad]
+    if check_backward_ad:
+        if fast_mode:
+            _fast_backward(prob, outs, diff_out, eps, rtol, atol, nondet_tol,
+                           check_grad_dtypes)
+        else:
+            _slow_backward(prob, outs, diff_out, eps, rtol, atol, nondet_tol,
+                           check_grad_dtypes)
+    if check_forward_ad:
+        if fast_mode:
+            _fast_forward(prob, outs, diff_out, eps, rtol, atol, check_grad_dtypes)
+        else:
+            _slow_forward(prob, outs, diff_out, eps, rtol, atol, check_grad_dtypes)
+        if check_undefined_grad:
+            _undefined_forward(prob, outs, diff_out)
+    if check_batched_forward_grad:
+        _batched_forward_grad(prob)
+    if not check_backward_ad:
+        return True
+    if check_batched_grad:
+        for k in diff_out:
+            _batched_grad(prob, outs, k)
+    _mul_by_grad_output(prob, outs, diff_out)
+    if check_undefined_grad:
+        _undefined_backward(prob, diff_out)
+    return True
+
+
+def _random_grad_output(o, noncontiguous):
+    """PyTorch's ``make_tensor(low=-1, high=1, requires_grad=True)`` for an output:
+    uniform in [-1, 1) from tensorplay's random generator, the output's dtype
+    (float64 for a non-float output); non-contiguous (every other element of a
+    buffer twice as long in the last dim) on request."""
+    from tensorplay._creation import rand
+    from tensorplay._dtype import float64, from_numpy_dtype
+    from tensorplay._tensor import Tensor
+    d = o._data
+    dtype = from_numpy_dtype(d.dtype) if d.dtype.kind == "f" else float64
+    shape = tuple(d.shape)
+    if noncontiguous and d.size > 1:
+        buf = rand(*(shape[:-1] + (2 * shape[-1],)), dtype=dtype)._data * 2 - 1
+        arr = buf[..., ::2]
+    else:
+        arr = np.array(rand(*shape, dtype=dtype)._data * 2 - 1)   # (0-d: an array)
+    return Tensor._wrap(arr).requires_grad_()
+
+
+def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=1e-3,
+                  gen_non_contig_grad_outputs=False, raise_exception=True, nondet_tol=0.0,
+                  check_undefined_grad=True, check_grad_dtypes=False,
+                  check_batched_grad=False, check_fwd_over_rev=False,
+                  check_rev_over_rev=True, fast_mode=False, masked=False):
+    """Check second derivatives: ``gradcheck`` of the VJP of ``func``
+    (``torch.autograd.gradgradcheck``).
+
+    The function checked is ``(inputs, grad_outputs) -> autograd.grad(func(inputs),
+    inputs, grad_outputs, create_graph=True)`` (the gradients that are not None),
+    differentiated with respect to the inputs that require grad and the
+    ``grad_outputs`` that require grad -- by reverse mode over the reverse pass
+    (``check_rev_over_rev``, double backward) and/or forward mode over it
+    (``check_fwd_over_rev``).  Every VJP rule must therefore be differentiable
+    itself (written in tensorplay ops, DESIGN.md fixed point 3).
+
+    Args:
+        func, inputs: as for ``gradcheck``.
+        grad_outputs (Tensor or tuple, optional): one cotangent per output of
+            ``func`` that requires grad.  Default: uniform in [-1, 1), shaped and
+            typed like each output (float64 for non-float ones), requiring grad
+            (PyTorch's ``make_tensor(low=-1, high=1)``), drawn from tensorplay's
+            random generator (``tensorplay.manual_seed`` makes it reproducible).
+        gen_non_contig_grad_outputs (bool): make the default grad_outputs
+            non-contiguous.
+        check_fwd_over_rev (bool): check the derivative of the VJP in forward mode.
+        check_rev_over_rev (bool): ... in reverse mode.
+        eps, atol, rtol, raise_exception, nondet_tol, check_undefined_grad,
+        check_grad_dtypes, check_batched_grad, fast_mode, masked: as for
+            ``gradcheck``.
+
+    Returns:
+        bool: True when every check passes (False on a failure with
+        ``raise_exception=False``).
+
+    Raises:
+        GradcheckError: as ``gradcheck``; "input j" counts ``inputs`` and then the
+            ``grad_outputs`` (input ``len(inputs) + i`` is grad_outputs[i]).
+        AssertionError (PyTorch's): neither check; check_undefined_grad or
+            check_batched_grad without check_rev_over_rev.
+        ValueError, TypeError: as ``gradcheck``.
+    """
+    if not (check_fwd_over_rev or check_rev_over_rev):
+        raise AssertionError("Expected at least one of check_fwd_over_rev or "
+                             "check_rev_over_rev to be True")
+    if check_undefined_grad and not check_rev_over_rev:
+        raise AssertionError("Setting check_undefined_grad=True requires check_rev_over_rev "
+                             "to be True")
+    if check_batched_grad and not check_rev_over_rev:
+        raise AssertionError("Setting check_batched_grad=True requires check_rev_over_rev to "
+                             "be True")
+    if not callable(func):
+        raise TypeError(f"gradgradcheck(): func must be callable, got {type(func).__name__}")
+    from tensorplay import autograd
+    from tensorplay._tensor import Tensor
+    tupled_inputs = _check_tupled(inputs, "gradgradcheck")
+    probe = _Problem(func, tupled_inputs, "gradgradcheck")
+    if grad_outputs is None:
+        outs = probe.call()
+        tupled_grad_outputs = tuple(_random_grad_output(o, gen_non_contig_grad_outputs)
+                                    for o in outs if o._requires_grad)
+    else:
+        tupled_grad_outputs = _as_tuple(grad_outputs)
+    n_in, n_go = len(tupled_inputs), len(tupled_grad_outputs)
+    # gradcheck makes the inputs dual from detached copies for forward mode, so
+    # which ones require grad is remembered here and restored in new_func (PyTorch)
+    diff_paths = [p for p, t in _walk(tupled_inputs) if t._requires_grad]
+    diff_go = {i for i, g in enumerate(tupled_grad_outputs)
+               if isinstance(g, Tensor) and g._requires_grad}
+
+    def new_func(*args):
+        xs = args[:n_in]
+        restore = {}
+        for p, t in _walk(xs):
+            if p in diff_paths and not t._requires_grad:
+                restore[p] = t.requires_grad_()
+        xs = _replace(xs, restore) if restore else xs
+        outs = [o for o in _as_tuple(func(*xs)) if o._requires_grad]
+        gos = tuple(g.requires_grad_() if i in diff_go and not g._requires_grad else g
+                    for i, g in enumerate(args[n_in:]))
+        diff_xs = [t for p, t in _walk(xs) if p in diff_paths]
+        grads = autograd.grad(outs, diff_xs, gos, create_graph=True, allow_unused=True)
+        return tuple(g for g in grads if g is not None)
+
+    if n_go == 0:
+        raise ValueError("gradgradcheck(): func has no output that requires grad, so there "
+                         "is no first derivative to check")
+    return gradcheck(new_func, tupled_inputs + tupled_grad_outputs, eps=eps, atol=atol,
+                     rtol=rtol, raise_exception=raise_exception, nondet_tol=nondet_tol,
+                     check_undefined_grad=check_undefined_grad,
+                     check_grad_dtypes=check_grad_dtypes,
+                     check_batched_grad=check_batched_grad, fast_mode=fast_mode,
+                     check_forward_ad=check_fwd_over_rev,
+                     check_backward_ad=check_rev_over_rev, masked=masked)

@@ -39,11 +39,16 @@ from tensorplay._ops._validate import renamed_error
 from tensorplay._ops.inplace import _copy_slices, _zeros, copy_slices
 from tensorplay._ops.registry import REGISTRY, apply
 from tensorplay._tensor import Tensor, _check_narrowing
-from tensorplay.autograd.grad_mode import STATE
 from tensorplay.autograd import graph as _graph
+from tensorplay.autograd.grad_mode import INFERENCE, STATE
 from tensorplay.autograd.graph import Node
 
 __all__ = ["inplace", "commit", "check_target", "bump"]
+
+_INFERENCE_INPLACE = (
+    "{name}(): Inplace update to inference tensor outside InferenceMode is not allowed. "
+    "You can make a clone to get a normal tensor before doing inplace update. See "
+    "https://github.com/pytorch/rfcs/pull/17 for more details.")
 
 _wrap = Tensor._wrap
 _GETITEM, _VIEW, _PERMUTE = REGISTRY["getitem"], REGISTRY["view"], REGISTRY["permute"]
@@ -59,7 +64,7 @@ def inplace(self, name, fn, args, kwargs):
     """
     check_target(self, name)
     state = STATE
-    if not state.grad_enabled and state.fw_level is None:
+    if not state.grad_enabled and (state.fw_level is None or state.fw_level is INFERENCE):
         # nothing will be recorded: no alias needed (optimiser steps land here)
         return commit(self, name, _call(fn, name, self, args, kwargs), None, False)
     alias = _alias(self)
@@ -82,8 +87,11 @@ def check_target(self, name):
     Raises:
         RuntimeError: a leaf that requires grad, or a view of one, with grad mode
             on; a view made under no_grad of a tensor that requires grad, written
-            with grad mode on; a read-only tensor.
+            with grad mode on; a read-only tensor; an inference tensor outside
+            inference mode.
     """
+    if self._version is None and STATE.fw_level is not INFERENCE:
+        raise RuntimeError(_INFERENCE_INPLACE.format(name=name))
     if STATE.grad_enabled:
         if self._nograd_view:
             raise RuntimeError(
@@ -148,7 +156,7 @@ def commit(self, name, result, alias=None, saved=False):
     if result is self or result is alias:           # the op returned its input
         bump(self, name)
         return self
-    record = state.grad_enabled and (
+    record = state.grad_enabled and state.fw_level is not INFERENCE and (
         result._requires_grad or self._requires_grad
         or (base is not None and base._requires_grad))
     level = state.fw_level
@@ -179,6 +187,8 @@ def bump(self, name):
     """Count an in-place write in the version counter shared with the views; the
     counter remembers the op's name for the saved-tensor error (graph.py)."""
     v = self._version
+    if v is None:               # an inference tensor (in inference mode): untracked
+        return
     v[0] += 1
     if len(v) == 1:
         v.append(name)

@@ -29,8 +29,8 @@ import inspect
 from weakref import ref as _weakref
 
 from tensorplay.autograd import graph as _graph
-from tensorplay.autograd.grad_mode import STATE, no_grad
-from tensorplay.autograd.graph import MultiNode, edge_key
+from tensorplay.autograd.grad_mode import INFERENCE, STATE, no_grad
+from tensorplay.autograd.graph import _INFERENCE_SAVED_MSG, MultiNode, edge_key
 
 __all__ = ["Function", "FunctionCtx", "BackwardCFunction", "once_differentiable"]
 
@@ -173,6 +173,8 @@ class BackwardCFunction(MultiNode, FunctionCtx):
             if t is None:
                 saved.append(None)
                 continue
+            if t._version is None:              # an inference tensor
+                raise RuntimeError(_INFERENCE_SAVED_MSG.format(name=self.name()))
             j = _index_of(outputs, t)
             if hooks is not None:       # saved-tensor hooks (graph.saved_tensors_hooks)
                 own = j is not None and t._grad_fn is self
@@ -406,7 +408,7 @@ def _apply(cls, args, kwargs):
     ctx._tensor_pos = pos
     needs = tuple(isinstance(a, Tensor) and a._requires_grad for a in args)
     ctx.needs_input_grad = needs      # under no_grad too (torch 2.13)
-    record = state.grad_enabled and any(needs)
+    record = state.grad_enabled and any(needs) and state.fw_level is not INFERENCE
     level = state.fw_level
     tangents = None     # the inputs' tangents, read before forward can change them
     if level is not None and not state.fw_rule:

@@ -41,6 +41,13 @@ _FREED_MSG = (
     "second time.")
 
 
+_INFERENCE_SAVED_MSG = (
+    "Inference tensors cannot be saved for backward ({name} would save one). Please do "
+    "not use Tensors created in inference mode in computation tracked by autograd. To "
+    "work around this, you can make a clone to get a normal tensor and use it in "
+    "autograd, or use `tensorplay.no_grad()` instead of `tensorplay.inference_mode()`.")
+
+
 class _Meta:
     """Shape and dtype of an input whose data the VJP rules do not need."""
     __slots__ = ("shape", "_np_dtype")
@@ -109,16 +116,19 @@ class Node:
             i += 1
         self.next_edges = edges
         self.in_meta = meta
-        if op.save_inputs:
-            self.saved = tuple(inputs)
-            self.versions = [t._version[0] for t in inputs]
-        else:
-            self.saved = None
-        if op.save_out:
-            self.out_data = out._data
-            self.out_version = (out._version, out._version[0])
-        else:
-            self.out_data = None
+        try:                # an inference tensor's _version is None: TypeError
+            if op.save_inputs:
+                self.saved = tuple(inputs)
+                self.versions = [t._version[0] for t in inputs]
+            else:
+                self.saved = None
+            if op.save_out:
+                self.out_data = out._data
+                self.out_version = (out._version, out._version[0])
+            else:
+                self.out_data = None
+        except TypeError:
+            raise RuntimeError(_INFERENCE_SAVED_MSG.format(name=op.node_name)) from None
         self.out_tangent = None
         self.freed = False
         self.hooks = None
