@@ -25,7 +25,7 @@ cdef class _Meta:
 
 
 # the engine's helpers for keys that are not Nodes (ports, MultiNodes, leaves)
-cdef object _edges_of(object key)
+cpdef object _edges_of(object key)
 cdef bint _is_leaf(object key)
 
 
