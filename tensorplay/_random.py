@@ -17,6 +17,7 @@ import numpy as np
 from tensorplay import _device, _dtype
 from tensorplay._creation import _finish, _generator, _int_arg, _size
 from tensorplay._tensor import Tensor
+from tensorplay.autograd.grad_mode import STATE
 
 __all__ = ["randperm", "bernoulli", "multinomial", "normal"]
 
@@ -38,10 +39,24 @@ def _real(v, op, arg):
 def _float_tensor(x, op, arg):
     if not isinstance(x, Tensor):
         raise TypeError(f"{op}(): argument '{arg}' must be Tensor, not {type(x).__name__}")
+    if STATE.vmap_depth:
+        _vmap_refuses(x, op, arg)
     if x._data.dtype.kind != "f":
         raise RuntimeError(f"{op}(): expected a floating point tensor for '{arg}', "
                            f"got {x.dtype}")
     return x._data
+
+
+def _vmap_refuses(x, op, arg):
+    """Inside vmap: the randomness mode's error first (tensorplay/func/_vmap.py), then
+    a batched tensor argument, which the samplers cannot take per example yet
+    (rather than reading one example's metadata as the whole batch's values)."""
+    _generator()
+    from tensorplay._ops._batching import BatchedArray
+    if isinstance(x._data, BatchedArray):
+        raise RuntimeError(f"{op}(): argument '{arg}' is batched by vmap, and tensorplay's "
+                           f"samplers take no batched tensors yet; draw the samples "
+                           f"outside vmap and pass them in")
 
 
 # ---------------------------------------------------------------- functions

@@ -411,6 +411,20 @@ def test_randomness_modes():
         vmap(lambda a: a + tp.randn(2))(tp.randn(3, 2))
     out = vmap(lambda a: a * 0 + tp.randn(2), randomness="same")(tp.randn(3, 2))
     assert out.shape == (3, 2) and np.allclose(out.numpy()[0], out.numpy()[1])
+    # "different" would need per-example draws: refused, not one shared draw
+    with pytest.raises(NotImplementedError, match="different"):
+        vmap(lambda a: a + tp.randn(2), randomness="different")(tp.randn(3, 2))
+
+
+@pytest.mark.parametrize("sample", [lambda a: tp.bernoulli(a * 0.5),
+                                    lambda a: tp.normal(a, 1.0),
+                                    lambda a: tp.multinomial(a.abs() + 0.1, 1)])
+def test_samplers_refuse_batched_tensors(sample):
+    x = tp.rand(4, 3)
+    with pytest.raises(RuntimeError, match="randomness"):      # the default mode
+        vmap(sample)(x)
+    with pytest.raises(RuntimeError, match="batched"):
+        vmap(sample, randomness="same")(x)
 
 
 def test_batched_repr():

@@ -41,10 +41,12 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
             (a tuple: one entry per output).  ``None`` for an output that does not
             depend on the batch.
         randomness (str): ``"error"`` (default): tensorplay's random functions raise
-            inside vmap; ``"same"`` and ``"different"`` let them run.  tensorplay's
-            samplers take no batched input, so both give one draw shared by every
-            example (``"different"`` is therefore not PyTorch's per-example draw:
-            sample outside vmap and pass the samples in).
+            inside vmap; ``"same"`` lets them run with one draw shared by every
+            example; ``"different"`` (PyTorch's per-example draws) raises
+            NotImplementedError at the first random op, since tensorplay cannot draw
+            per example yet: sample outside vmap and pass the samples in.  A
+            sampler given a batched tensor (``bernoulli(p)`` of a batched ``p``)
+            raises RuntimeError.
         chunk_size (int, optional): evaluate at most this many examples at a time
             (lower peak memory); None or a size >= the batch evaluates all at once.
 
@@ -318,6 +320,13 @@ def _unwrap(out, out_dims, level, size, fname):
 
 def _check_random(op):
     """Called by tensorplay's random functions when a vmap is active."""
+    if _RANDOMNESS and _RANDOMNESS[-1] == "different":
+        # tensorplay's samplers cannot yet draw per example: refuse rather than give
+        # every example the same draw (docs/DECISIONS.md, "vmap")
+        raise NotImplementedError(
+            f"vmap: random operation {op} with randomness='different' is not supported "
+            f"yet (tensorplay cannot draw per example); use randomness='same' for one "
+            f"draw shared by the batch, or draw the samples outside vmap and pass them in")
     if _RANDOMNESS and _RANDOMNESS[-1] == "error":
         raise RuntimeError(f"vmap: called random operation {op} while in randomness error "
                            f"mode. Please either use the 'same' or 'different' randomness "
