@@ -549,3 +549,15 @@ def test_jvp_inside_a_dual_level(rng, mode):
         p, t = forward_ad.unpack_dual(j)
         np.testing.assert_allclose(npy(p), 3 * xv ** 2 * vv, rtol=1e-14)
         np.testing.assert_allclose(npy(t), 6 * xv * tv * vv, rtol=1e-14)
+
+
+@pytest.mark.parametrize("mode", ["forward", "reversed"])
+def test_jvp_and_hvp_cast_v_to_the_input_dtype(mode):
+    # a float32 or int64 v for a float64 input is cast (as PyTorch), in both modes
+    x = tp.tensor([0.5, -1.0, 2.0], dtype=tp.float64)
+    for v in (tp.ones(3), tp.ones(3, dtype=tp.int64)):
+        _, jv = F.jvp(lambda a: a.exp(), x, v, mode=mode)
+        assert jv.dtype == tp.float64
+        np.testing.assert_allclose(jv.numpy(), np.exp(x.numpy()), rtol=1e-15)
+        _, hv = F.hvp(lambda a: (a ** 3).sum(), x, v)
+        np.testing.assert_allclose(hv.numpy(), 6 * x.numpy(), rtol=1e-15)

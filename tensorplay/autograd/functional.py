@@ -142,7 +142,10 @@ def _prepare_v(v, other, is_other_tuple, create_graph, fn_name, what):
         _, v = _as_tuple(v, "v", fn_name)
         v = tuple(vi if create_graph and vi._requires_grad else vi.detach() for vi in v)
         _validate_v(v, other, is_other_tuple, fn_name)
-        return v
+        # another dtype is cast to its partner's, in both modes (mode="reversed"
+        # casts grad_outputs anyway; forward mode's make_dual refuses a mismatch)
+        return tuple(vi.to(o.dtype) if vi._data.dtype != o._data.dtype
+                     and o._data.dtype.kind == "f" else vi for vi, o in zip(v, other))
     if len(other) != 1 or other[0]._data.size != 1:
         raise RuntimeError(f"{fn_name}(): The vector v can only be None if the {what} "
                            f"a single Tensor with a single element.")
