@@ -468,3 +468,25 @@ def test_vmap_benchmarks_run_once():
     soft = np.exp(logits - logits.max(1, keepdims=True))
     soft /= soft.sum(1, keepdims=True)
     np.testing.assert_allclose(g[3].numpy(), soft - y.numpy(), rtol=1e-4, atol=1e-6)
+
+
+def test_cross_entropy_with_a_batched_target():
+    # per-example losses and gradients (torch.func's recipe) against the loop; a
+    # bad target is still an IndexError, raised by the kernel that reads it
+    F = tp.nn.functional
+    logits = tp.tensor(np.random.default_rng(3).standard_normal((4, 3)))
+    target = tp.tensor([0, 1, 2, 1])
+
+    def loss(l, t):
+        return F.cross_entropy(l.unsqueeze(0), t.unsqueeze(0))
+
+    out = vmap(loss)(logits, target)
+    x = logits.numpy()
+    lse = np.log(np.exp(x).sum(1))
+    np.testing.assert_allclose(out.numpy(), lse - x[np.arange(4), target.numpy()], rtol=1e-12)
+    g = vmap(tp.func.grad(loss))(logits, target)
+    soft = np.exp(x - lse[:, None])
+    soft[np.arange(4), target.numpy()] -= 1
+    np.testing.assert_allclose(g.numpy(), soft, rtol=1e-12, atol=1e-15)
+    with pytest.raises(IndexError, match="out of bounds"):
+        vmap(loss)(logits, tp.tensor([0, 1, 5, 1]))

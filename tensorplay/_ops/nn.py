@@ -189,6 +189,10 @@ def _check_target(logp, target, op):
     if target._data.shape != (n,):
         raise ValueError(f"{op}(): expected target of shape ({n},) for input of shape "
                          f"({n}, {c}), got {tuple(target._data.shape)}")
+    if type(target._data) is _B.BatchedArray:
+        # under vmap the values are per example: the nll kernels, run once per
+        # example by the primitive's loop, check each target where they read it
+        return target if target._data.dtype == np.int64 else target.long()
     t = np.ascontiguousarray(target._data, dtype=np.int64)
     if t.size and (t.min() < 0 or t.max() >= c):
         bad = int(t.min()) if t.min() < 0 else int(t.max())
