@@ -561,3 +561,17 @@ def test_jvp_and_hvp_cast_v_to_the_input_dtype(mode):
         np.testing.assert_allclose(jv.numpy(), np.exp(x.numpy()), rtol=1e-15)
         _, hv = F.hvp(lambda a: (a ** 3).sum(), x, v)
         np.testing.assert_allclose(hv.numpy(), 6 * x.numpy(), rtol=1e-15)
+
+
+def test_forward_jacobian_does_not_retry_the_functions_own_error():
+    # only what vmap cannot batch is retried by the loop; a ValueError raised by
+    # the function itself propagates from the first (vmap) call
+    calls = []
+
+    def f(x):
+        calls.append(1)
+        raise ValueError("the function's own error")
+
+    with pytest.raises(ValueError, match="own error"):
+        F.jacobian(f, tp.ones(3, dtype=tp.float64), vectorize=True, strategy="forward-mode")
+    assert len(calls) == 1

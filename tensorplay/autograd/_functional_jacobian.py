@@ -18,7 +18,7 @@ How the columns are computed:
   rules, one tangent per input element.  Through ``tensorplay.func.vmap`` over the
   basis of tangents when that module is present and can batch the function, and a
   Python loop of forward-mode passes otherwise (the function then runs once per
-  column; a vmap attempt that raises is retried by the loop, so a function may see
+  column; a vmap attempt that vmap cannot batch is retried by the loop, so a function may see
   one extra call).
 """
 import numpy as np
@@ -224,7 +224,11 @@ def _forward_columns(func, inputs, basis):
         try:
             cols = vmap(column)(*basis)
             return info["out"][0], info["out"][1], tuple(cols)
-        except Exception:       # noqa: BLE001 -- a rule vmap cannot batch: loop instead
+        except RuntimeError as exc:
+            # what vmap cannot batch (values read per example, in-place writes, a
+            # sampler) is retried by the loop; the function's own errors propagate
+            if "vmap" not in str(exc):
+                raise
             info.clear()
     per = [column(*(b[i] for b in basis)) for i in range(n)]
     if not per:                  # no input elements: run once for the outputs' shapes
