@@ -214,12 +214,7 @@ def _run_multi_hooked(node, gs, grads, reaches, retain_graph, anomaly):
     if anomaly and _ANOMALY[1]:
         _check_nan(node, grad_inputs)
     if ex is not None and ex.post:
-        gi_tuple = tuple(grad_inputs)
-        for fn in list(ex.post.values()):
-            r = fn(gi_tuple, grad_outputs)
-            if r is not None:
-                gi_tuple = _node_hook_values(fn, r, len(edges), "hook")
-        grad_inputs = gi_tuple
+        grad_inputs = _run_post_hooks(ex.post, grad_inputs, grad_outputs, len(edges))
     for i in range(len(edges)):
         edge = edges[i]
         gi = grad_inputs[i]
@@ -261,6 +256,17 @@ def _node_hook_values(fn, result, n, what):
             raise TypeError(f"{what} '{_hook_name(fn)}' returned a tuple holding a "
                             f"{type(r).__name__}; entries must be Tensors or None")
     return tuple(result)
+
+
+def _run_post_hooks(post, grad_inputs, grad_outputs, n):
+    """A node's ``register_hook`` hooks in order, each seeing the previous one's
+    replacement; returns the final grad_inputs tuple."""
+    gi_tuple = tuple(grad_inputs)
+    for fn in list(post.values()):
+        r = fn(gi_tuple, grad_outputs)
+        if r is not None:
+            gi_tuple = _node_hook_values(fn, r, n, "hook")
+    return gi_tuple
 
 
 def _retain(ref, node, g, create_graph):
@@ -337,12 +343,7 @@ def _run_hooked(node, g, grads, reaches, target_set, results, retain_graph,
         if anomaly and _ANOMALY[1]:
             _check_nan(node, grad_inputs)
     if ex is not None and ex.post:
-        gi_tuple = tuple(grad_inputs)
-        for fn in list(ex.post.values()):
-            r = fn(gi_tuple, grad_outputs)
-            if r is not None:
-                gi_tuple = _node_hook_values(fn, r, len(edges), "hook")
-        grad_inputs = gi_tuple
+        grad_inputs = _run_post_hooks(ex.post, grad_inputs, grad_outputs, len(edges))
     for i in range(len(edges)):
         gi = grad_inputs[i]
         if gi is None or not needed[i]:
