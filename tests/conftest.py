@@ -50,3 +50,25 @@ def _failed_fuzz_tests(terminalreporter):
     failed = [r for r in terminalreporter.stats.get("failed", [])
               if "test_fuzz.py" in getattr(r, "nodeid", "")]
     return f", {len(failed)} fuzz tests FAILED (see above)" if failed else ""
+
+
+@pytest.fixture
+def register_op():
+    """Register throwaway primitives (``register(forward, vjp, jvp, saves)`` returns
+    a function applying it); they leave the REGISTRY on teardown, since other
+    tests iterate it."""
+    import uuid
+
+    from tensorplay._ops import registry
+    names = []
+
+    def register(forward, vjp, jvp, saves=("inputs",)):
+        name = f"_test_op_{uuid.uuid4().hex}"
+        op = registry.defop(name, forward, vjp=vjp, jvp=jvp, saves=saves)
+        names.append(name)
+        return lambda *xs: registry.apply(op, xs, {})
+
+    yield register
+    for name in names:
+        registry.REGISTRY.pop(name, None)
+    assert not any(n in registry.REGISTRY for n in names)

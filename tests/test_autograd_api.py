@@ -9,14 +9,12 @@ central finite differences (``fd_jvp``); behaviour is checked against
 ``torch.autograd``'s documented semantics.
 """
 import threading
-import uuid
 
 import numpy as np
 import pytest
 
 import tensorplay as tp
 from tensorplay import autograd
-from tensorplay._ops import registry
 from tensorplay.autograd import _forward, forward_ad, functional
 
 F64 = tp.float64
@@ -851,22 +849,6 @@ def test_gradcheck_passes_on_correct_ops(rng, name, check_forward_ad):
     f, make = GRADCHECK_CASES[name]
     assert autograd.gradcheck(f, make(rng), check_forward_ad=check_forward_ad) is True
 
-
-@pytest.fixture
-def register_op():
-    """Register throwaway primitives; remove them from the REGISTRY on teardown."""
-    names = []
-
-    def register(forward, vjp, jvp, saves=("inputs",)):
-        name = f"_test_autograd_api_{uuid.uuid4().hex}"
-        op = registry.defop(name, forward, vjp=vjp, jvp=jvp, saves=saves)
-        names.append(name)
-        return lambda *xs: registry.apply(op, xs, {})
-
-    yield register
-    for name in names:
-        registry.REGISTRY.pop(name, None)
-    assert not any(n in registry.REGISTRY for n in names)
 
 
 # d(x^3) = 3 x^2 dx; the wrong rules use 2 x.

@@ -35,22 +35,6 @@ def npy(t):
     return t.detach().numpy()
 
 
-@pytest.fixture
-def register_op():
-    """Register throwaway primitives; remove them from the REGISTRY on teardown."""
-    names = []
-
-    def register(forward, vjp, jvp, saves=("inputs",)):
-        name = f"_test_gradcheck_{uuid.uuid4().hex}"
-        op = registry.defop(name, forward, vjp=vjp, jvp=jvp, saves=saves)
-        names.append(name)
-        return lambda *xs: registry.apply(op, xs, {})
-
-    yield register
-    for name in names:
-        registry.REGISTRY.pop(name, None)
-    assert not any(n in registry.REGISTRY for n in names)
-
 
 def _cube_fwd(x):
     return x ** 3
