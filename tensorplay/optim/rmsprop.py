@@ -10,6 +10,39 @@ from tensorplay.optim.optimizer import (Optimizer, _check_differentiable, _check
 __all__ = ["RMSprop"]
 
 
+def _rmsprop_update(p, g, v, buf, ga, t0, t1, avg, maximize, weight_decay, alpha, eps,
+                    momentum, lr):
+    """One RMSprop update of ``p``, ``v`` (square_avg), ``buf`` (momentum, or
+    None) and ``ga`` (grad_avg when centered, or None) in place from ``g`` (not
+    written; ``t0``, ``t1``, ``avg`` scratch), PyTorch's ``_single_tensor_rmsprop``."""
+    if maximize:
+        g = np.negative(g, out=t0)
+    if weight_decay != 0:
+        np.multiply(p, weight_decay, out=t1)
+        g = np.add(g, t1, out=t0)
+    v *= alpha                                      # v += (1 - alpha) * g * g
+    np.multiply(g, 1 - alpha, out=t1)
+    t1 *= g
+    v += t1
+    if ga is not None:                              # centered: sqrt(v - ga * ga)
+        _lerp(ga, g, 1 - alpha, t1)
+        np.multiply(ga, -1, out=t1)
+        t1 *= ga
+        np.add(v, t1, out=avg)
+        np.sqrt(avg, out=avg)
+    else:
+        np.sqrt(v, out=avg)
+    avg += eps
+    np.divide(g, avg, out=t1)
+    if buf is not None:                             # b = momentum b + g / avg
+        buf *= momentum
+        buf += t1
+        np.multiply(buf, lr, out=t1)
+    else:                                           # p += -lr * g / avg
+        t1 *= lr
+    p -= t1
+
+
 class RMSprop(Optimizer):
     r"""RMSprop (Hinton's lecture 6e), PyTorch's ``torch.optim.RMSprop``.
 
@@ -95,40 +128,11 @@ class RMSprop(Optimizer):
                         state["momentum_buffer"] = Tensor._wrap(np.zeros_like(pd, order="C"))
                     if centered:
                         state["grad_avg"] = Tensor._wrap(np.zeros_like(pd, order="C"))
-                t0 = self._buffer(0, pd)
-                t1 = self._buffer(1, pd)
-                if maximize:
-                    g = np.negative(g, out=t0)
                 state["step"]._data += 1
-                if weight_decay != 0:
-                    np.multiply(pd, weight_decay, out=t1)
-                    g = np.add(g, t1, out=t0)
-                v = state["square_avg"]._data
-                v *= alpha                                  # v += (1 - alpha) * g * g
-                np.multiply(g, 1 - alpha, out=t1)
-                t1 *= g
-                v += t1
-                avg = self._buffer(2, pd)
-                if centered:
-                    ga = state["grad_avg"]._data
-                    _lerp(ga, g, 1 - alpha, t1)
-                    np.multiply(ga, -1, out=t1)             # v + (-1) * ga * ga
-                    t1 *= ga
-                    np.add(v, t1, out=avg)
-                    np.sqrt(avg, out=avg)
-                else:
-                    np.sqrt(v, out=avg)
-                avg += eps
-                if momentum > 0:
-                    buf = state["momentum_buffer"]._data
-                    buf *= momentum                          # b += g / avg
-                    np.divide(g, avg, out=t1)
-                    buf += t1
-                    np.multiply(buf, lr, out=t1)
-                    pd -= t1
-                else:
-                    np.divide(g, avg, out=t1)               # p += -lr * g / avg
-                    t1 *= lr
-                    pd -= t1
+                mb = state["momentum_buffer"]._data if momentum > 0 else None
+                ga = state["grad_avg"]._data if centered else None
+                self._run_blocked(_rmsprop_update,
+                                  (pd, g, state["square_avg"]._data, mb, ga), 3,
+                                  maximize, weight_decay, alpha, eps, momentum, lr)
                 bump(p, "addcdiv_")
         return loss

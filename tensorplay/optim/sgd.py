@@ -9,6 +9,34 @@ from tensorplay.optim.optimizer import (Optimizer, _check_differentiable, _check
 __all__ = ["SGD"]
 
 
+def _sgd_update(p, g, buf, t0, t1, maximize, weight_decay, momentum, dampening, nesterov,
+                lr, first):
+    """One SGD update of ``p`` and the momentum buffer ``buf`` (or None) in place
+    from the gradient ``g`` (not written; ``t0``, ``t1`` scratch), PyTorch's
+    ``_single_tensor_sgd`` op for op.  ``first``: the buffer is new and gets g."""
+    if maximize:
+        g = np.negative(g, out=t0)
+    if weight_decay != 0:                           # g + wd * p
+        np.multiply(p, weight_decay, out=t1)
+        g = np.add(g, t1, out=t0)
+    if buf is not None:
+        if first:
+            np.copyto(buf, g)
+        else:
+            buf *= momentum                         # b = momentum b + (1 - dampening) g
+            if dampening == 0:
+                buf += g
+            else:
+                buf += np.multiply(g, 1 - dampening, out=t1)
+        if nesterov:                                # g + momentum * b
+            np.multiply(buf, momentum, out=t1)
+            g = np.add(g, t1, out=t0)
+        else:
+            g = buf
+    np.multiply(g, lr, out=t0)
+    p -= t0
+
+
 class SGD(Optimizer):
     r"""Stochastic gradient descent, optionally with momentum (PyTorch's ``SGD``).
 
@@ -84,34 +112,17 @@ class SGD(Optimizer):
             nesterov = group["nesterov"]
             maximize = group["maximize"]
             for p, pd, g in _grads(group):
-                t0 = self._buffer(0, pd)
-                if maximize:
-                    g = np.negative(g, out=t0)
-                if weight_decay != 0:                       # g + wd * p
-                    t1 = self._buffer(1, pd)
-                    np.multiply(pd, weight_decay, out=t1)
-                    g = np.add(g, t1, out=t0)
+                buf = None
+                first = False
                 if momentum != 0:
                     state = self.state[p]
                     buf = state.get("momentum_buffer")
                     if buf is None:                         # PyTorch: buf = clone(g)
-                        buf = Tensor._wrap(np.array(g, copy=True))
+                        buf = Tensor._wrap(np.empty(pd.shape, pd.dtype))
                         state["momentum_buffer"] = buf
-                    else:
-                        b = buf._data
-                        b *= momentum
-                        if dampening == 0:
-                            b += g
-                        else:
-                            t1 = self._buffer(1, pd)
-                            b += np.multiply(g, 1 - dampening, out=t1)
-                    if nesterov:                            # g + momentum * b
-                        t1 = self._buffer(1, pd)
-                        np.multiply(buf._data, momentum, out=t1)
-                        g = np.add(g, t1, out=t0)
-                    else:
-                        g = buf._data
-                np.multiply(g, lr, out=t0)
-                pd -= t0
+                        first = True
+                    buf = buf._data
+                self._run_blocked(_sgd_update, (pd, g, buf), 2, maximize, weight_decay,
+                                  momentum, dampening, nesterov, lr, first)
                 bump(p, "add_")
         return loss
