@@ -27,6 +27,8 @@ from tensorplay.autograd.grad_mode import (enable_grad, inference_mode,  # noqa:
                                            is_inference_mode_enabled, no_grad,
                                            set_grad_enabled)
 from tensorplay import autograd  # noqa: E402  (already loaded by grad_mode)
+from tensorplay.autograd.anomaly_mode import (is_anomaly_check_nan_enabled,  # noqa: E402
+                                              is_anomaly_enabled)
 from tensorplay.serialization import load, save  # noqa: E402
 
 float = float32    # noqa: A001 -- PyTorch's aliases
