@@ -644,3 +644,4 @@ from tensorplay.autograd._hooks import (  # noqa: E402
     unpack_saved)
 from tensorplay.autograd._edge import (  # noqa: E402
     GradientEdge, get_gradient_edge, gradient_edge_key)
+from tensorplay.autograd._dot import render, to_dot  # noqa: E402,F401  (graph pictures)
