@@ -655,3 +655,4 @@ from tensorplay.autograd._edge import (  # noqa: E402
 from tensorplay.autograd._graph_utils import (  # noqa: E402
     disable_saved_tensors_hooks, register_multi_grad_hook)
 from tensorplay.autograd._graph_utils import run_with_pass as _run_with_pass  # noqa: E402
+from tensorplay.autograd._dot import render, to_dot  # noqa: E402,F401  (graph pictures)
