@@ -127,3 +127,10 @@ def mish(input, inplace=False):
     if _flag("mish", inplace):
         return _in_place("mish", input, ())
     return _act.mish(input)
+
+
+# ---- convolutions (issue 9): tensorplay/_ops/conv_api.py
+from tensorplay._ops.conv_api import (conv1d, conv2d, conv_transpose1d,  # noqa: E402,F401
+                                      conv_transpose2d, fold, unfold)
+
+__all__ += ["conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "unfold", "fold"]
