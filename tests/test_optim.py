@@ -661,3 +661,43 @@ def test_save_then_load_into_fresh_optimizer_via_bytes():
     sd = tp.load(buf)
     assert sd["param_groups"][0]["betas"] == (0.9, 0.999)
     assert sd["state"][0]["exp_avg"].tolist() == opt.state[x]["exp_avg"].tolist()
+
+
+def test_module_training_matches_torch():
+    """An nn MLP with torch's initial weights copied in, the same batches, AdamW
+    (two groups: no decay on biases) and OneCycleLR with beta1 cycling."""
+    torch = pytest.importorskip("torch")
+    nn = pytest.importorskip("tensorplay.nn")
+    if not hasattr(nn, "Sequential"):
+        pytest.skip("nn.Module not merged yet")
+    torch.manual_seed(0)
+    tm = torch.nn.Sequential(torch.nn.Linear(6, 8), torch.nn.Tanh(), torch.nn.Linear(8, 3))
+    tm = tm.double()
+    m = nn.Sequential(nn.Linear(6, 8), nn.Tanh(), nn.Linear(8, 3)).to(tp.float64)
+    m.load_state_dict({k: tp.tensor(v.detach().numpy()) for k, v in tm.state_dict().items()})
+    r = np.random.default_rng(0)
+    batches = [(r.standard_normal((16, 6)), r.integers(0, 3, 16)) for _ in range(12)]
+
+    def train(lib, model, mod, sched_mod, F, tensor, long):
+        decay = [p for n, p in model.named_parameters() if n.endswith("weight")]
+        no_decay = [p for n, p in model.named_parameters() if n.endswith("bias")]
+        opt = mod.AdamW([{"params": decay}, {"params": no_decay, "weight_decay": 0.0}],
+                        lr=0.01, weight_decay=0.1)
+        sched = sched_mod.OneCycleLR(opt, max_lr=0.05, total_steps=len(batches))
+        losses = []
+        for x, y in batches:
+            opt.zero_grad()
+            loss = F.cross_entropy(model(tensor(x)), long(y))
+            loss.backward()
+            opt.step()
+            sched.step()
+            losses.append(loss.item())
+        return losses, {k: v.detach().numpy() for k, v in model.state_dict().items()}
+
+    ours = train(tp, m, optim, optim.lr_scheduler, nn.functional, tp.tensor,
+                 lambda y: tp.tensor(y, dtype=tp.int64))
+    theirs = train(torch, tm, torch.optim, torch.optim.lr_scheduler, torch.nn.functional,
+                   torch.tensor, lambda y: torch.tensor(y, dtype=torch.int64))
+    np.testing.assert_allclose(ours[0], theirs[0], rtol=1e-12)
+    for k in theirs[1]:
+        np.testing.assert_allclose(ours[1][k], theirs[1][k], rtol=0, atol=1e-12)
