@@ -9,9 +9,9 @@ Workloads, float32, gradients set once in ``setup`` (so only the update is timed
 
 ``python -m benchmarks.benchmarks.bench_optim`` (from the repository root)
 imports tensorplay, then torch, and prints for each optimiser and workload the
-median over alternating rounds of the per-round time ratio tensorplay / torch (< 1: tensorplay faster), with
-torch's default (single-tensor, ``foreach=False`` on CPU) and ``foreach=True``
-paths.
+median over alternating rounds of the per-round time ratio tensorplay / torch
+(< 1: tensorplay faster), against torch's default path (single-tensor,
+``foreach=False`` on CPU) and against ``foreach=True``.
 """
 import numpy as np
 
