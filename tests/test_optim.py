@@ -701,3 +701,17 @@ def test_module_training_matches_torch():
     np.testing.assert_allclose(ours[0], theirs[0], rtol=1e-12)
     for k in theirs[1]:
         np.testing.assert_allclose(ours[1][k], theirs[1][k], rtol=0, atol=1e-12)
+
+
+def test_benchmark_suite_runs_once():
+    import pathlib
+    import sys
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+    from benchmarks.benchmarks import bench_optim
+    for name in bench_optim.OPTIMIZERS:
+        b = bench_optim.OptimizerStep()
+        b.setup(name, "mlp")
+        before = [p.detach().numpy().copy() for p in b.opt.param_groups[0]["params"]]
+        b.time_step(name, "mlp")
+        after = [p.detach().numpy() for p in b.opt.param_groups[0]["params"]]
+        assert all(not np.array_equal(x, y) for x, y in zip(before, after))
