@@ -715,3 +715,28 @@ def test_benchmark_suite_runs_once():
         b.time_step(name, "mlp")
         after = [p.detach().numpy() for p in b.opt.param_groups[0]["params"]]
         assert all(not np.array_equal(x, y) for x, y in zip(before, after))
+
+
+def test_lbfgs_state_dict_round_trip_through_save(tmp_path):
+    def make(x0):
+        x = tp.tensor(x0, dtype=tp.float64, requires_grad=True)
+        opt = optim.LBFGS([x], max_iter=3, history_size=3, line_search_fn="strong_wolfe")
+
+        def closure():
+            opt.zero_grad()
+            loss = _rosenbrock(x)
+            loss.backward()
+            return loss
+        return x, opt, closure
+
+    x, opt, closure = make([-1.2, 1.0])
+    opt.step(closure)
+    tp.save(opt.state_dict(), tmp_path / "lbfgs.safetensors")
+    y, opt2, closure2 = make(x.detach().numpy())
+    opt2.load_state_dict(tp.load(tmp_path / "lbfgs.safetensors"))
+    for _ in range(3):
+        opt.step(closure)
+        opt2.step(closure2)
+    np.testing.assert_array_equal(x.detach().numpy(), y.detach().numpy())
+    assert opt.state[x]["n_iter"] == opt2.state[y]["n_iter"] > 3
+    assert opt.state[x]["func_evals"] == opt2.state[y]["func_evals"]
