@@ -127,3 +127,18 @@ def mish(input, inplace=False):
     if _flag("mish", inplace):
         return _in_place("mish", input, ())
     return _act.mish(input)
+
+
+# ---- losses, normalisation and the other layers (issue 9: losses and normalisation)
+from tensorplay._ops.loss import (binary_cross_entropy, binary_cross_entropy_with_logits,  # noqa: E402,F401,E501
+                                  cosine_similarity, huber_loss, kl_div, l1_loss, mse_loss,
+                                  pairwise_distance, smooth_l1_loss)
+from tensorplay._ops.nn_misc import (alpha_dropout, bilinear, dropout, dropout1d,  # noqa: E402,F401
+                                     dropout2d, embedding, linear, one_hot)
+from tensorplay._ops.normalization import batch_norm, group_norm, layer_norm, normalize  # noqa: E402,F401,E501
+
+__all__ += ["mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "binary_cross_entropy",
+            "binary_cross_entropy_with_logits", "kl_div", "cosine_similarity",
+            "pairwise_distance", "linear", "bilinear", "dropout", "dropout1d", "dropout2d",
+            "alpha_dropout", "embedding", "one_hot", "batch_norm", "layer_norm", "group_norm",
+            "normalize"]
