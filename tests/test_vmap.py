@@ -28,9 +28,6 @@ FALLBACK = {
     "nll_loss_backward",
     "batch_norm",           # statistics over its own batch dim
     "batch_norm_backward",
-    "layer_norm",           # (issue 9: rules that fold the vmap dim into the rows to come)
-    "group_norm",
-    "layer_norm_backward",
 }
 
 # Op-table rows whose public function reads tensor values in a way vmap cannot

@@ -32,8 +32,9 @@ INTERNAL = list(__all__)
 
 
 def _declare2(op):
-    return declare(Signature(op, TensorArg("input", "f", exc=RuntimeError),
-                             TensorArg("target", "f", exc=RuntimeError)))
+    # integer operands: NotImplementedError (a RuntimeError), as PyTorch's "mse_cpu"
+    # not implemented for 'Long'
+    return declare(Signature(op, TensorArg("input", "f"), TensorArg("target", "f")))
 
 
 _CHECKS = {op: _declare2(op) for op in
@@ -71,15 +72,11 @@ def _reduce(loss, reduction):
     return loss.sum() if reduction == "sum" else loss.mean()
 
 
-def _number(v, op, arg, lo=None, strict=False):
+def _number(v, op, arg):
     if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.floating,
                                                              np.integer)):
         raise TypeError(f"{op}(): argument '{arg}' must be float, not {type(v).__name__}")
-    v = float(v)
-    if lo is not None and (v < lo or (strict and v == lo) or v != v):
-        raise RuntimeError(f"{op}(): {arg} must be {'>' if strict else '>='} {lo}, "
-                           f"got {v}")
-    return v
+    return float(v)
 
 
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
@@ -135,14 +132,17 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     """
     input, target = _operands("smooth_l1_loss", input, target)
     reduction = reduction_arg("smooth_l1_loss", reduction, size_average, reduce)
-    beta = _number(beta, "smooth_l1_loss", "beta", lo=0.0)
+    beta = _number(beta, "smooth_l1_loss", "beta")
+    if beta < 0:
+        raise RuntimeError("smooth_l1_loss(): smooth_l1_loss does not support negative "
+                           f"values for beta (got {beta}).")
     d = input - target
     loss = d.abs() if beta == 0.0 else _quadratic_linear(d, beta, True)
     return _reduce(loss, reduction)
 
 
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
-    """``0.5 d^2`` where ``|d| <= delta``... precisely ``|d| < delta``, else
+    """``0.5 d^2`` where ``|d| < delta``, else
     ``delta (|d| - 0.5 delta)``: ``delta * smooth_l1_loss(beta=delta)`` (PyTorch).
 
     Raises:
@@ -151,7 +151,10 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     """
     input, target = _operands("huber_loss", input, target)
     reduction = reduction_arg("huber_loss", reduction)
-    delta = _number(delta, "huber_loss", "delta", lo=0.0, strict=True)
+    delta = _number(delta, "huber_loss", "delta")
+    if not delta > 0:
+        raise RuntimeError("huber_loss(): huber_loss does not support non-positive values "
+                           f"for delta (got {delta}).")
     loss = _quadratic_linear(input - target, delta, False)
     if weight is not None:
         loss = loss * weight

@@ -418,6 +418,9 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     cdim = 1 if input.ndim >= 2 else 0
     logp = log_softmax(input, cdim)
     if target._data.dtype.kind == "f":
+        if ignore_index != -100:
+            raise RuntimeError("cross_entropy(): ignore_index is not supported for floating "
+                               "point target")
         return _cross_entropy_probs(logp, target, weight, reduction, ls, cdim)
     if target._data.dtype.kind not in "iu":
         raise RuntimeError(f"cross_entropy(): expected target of an integer dtype (class "

@@ -251,7 +251,10 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
     flat = input.reshape(-1)
     if max_norm is not None:
         _renorm_rows(weight, flat, float(max_norm), float(norm_type))
-    rows = index_select(weight, 0, flat)
+    try:
+        rows = index_select(weight, 0, flat)
+    except IndexError as e:             # PyTorch: "index out of range in self"
+        raise IndexError(f"embedding(): index out of range in self ({e})") from None
     if padding_idx is not None:
         keep = (flat != padding_idx).unsqueeze(-1)
         rows = rows.where(keep, rows.detach())

@@ -33,13 +33,14 @@ Eval-mode batch_norm is the composition ``x * scale + shift`` with per-channel
 """
 import math
 import numbers
+import operator
 
 import numpy as np
 
 from tensorplay._kernels import norm as _kno
 from tensorplay._ops import _batching as _B
 from tensorplay._ops._common import CONFIG
-from tensorplay._ops._validate import Signature, TensorArg, declare
+from tensorplay._ops._validate import Signature, TensorArg, declare, renamed_error
 from tensorplay._ops.registry import apply, defop, tangent_sum
 from tensorplay._pool import empty as pool_empty
 from tensorplay._tensor import Tensor
@@ -296,9 +297,9 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         integer input.
     """
     input = _check_bn(input)
-    if input.ndim < 2:
-        raise RuntimeError(f"batch_norm(): expected input of shape (N, C, *), got "
-                           f"{list(input.shape)}")
+    if input.ndim < 2:      # PyTorch: IndexError for the missing channel dim
+        raise IndexError(f"batch_norm(): expected input of shape (N, C, *), got "
+                         f"{list(input.shape)}: Dimension out of range (no dim 1)")
     if training is not True and training is not False:
         raise TypeError("batch_norm(): argument 'training' must be bool")
     eps = _float_arg(eps, "batch_norm", "eps")
@@ -480,7 +481,23 @@ def _affine_view(t, x, chan):
     return t.reshape((-1,) + (1,) * (x.ndim - 2)) if chan else t
 
 
-_RN_RULES = dict(vjp=(_rn_vjp_x, _rn_vjp_w, _rn_vjp_b), jvp=_rn_jvp, saves=("inputs",))
+def _rn_batch(op, args, batched, size, params):
+    """vmap: rows are independent, so a batched input (and cotangent) with an
+    unbatched weight and bias folds the vmap dim into the rows (group_norm: into N);
+    a batched weight or bias runs the per-example loop."""
+    nx = 2 if op is _layer_norm_backward else 1      # the x-shaped leading arguments
+    if any(batched[nx:]):
+        return _B.fallback_rule(op, args, batched, size, params)
+    phys = [_B._materialize(a, b, size) for a, b in zip(args[:nx], batched[:nx])]
+    shape = tuple(phys[0].shape)
+    if params["chan"]:                      # (B, N, C, *) -> (B*N, C, *)
+        phys = [a.reshape((-1,) + shape[2:]) for a in phys]
+    out = apply(op, tuple(phys) + tuple(args[nx:]), dict(params, cache={}))
+    return out.reshape(shape) if params["chan"] else out
+
+
+_RN_RULES = dict(vjp=(_rn_vjp_x, _rn_vjp_w, _rn_vjp_b), jvp=_rn_jvp, saves=("inputs",),
+                 batch=_rn_batch)
 _layer_norm = defop("layer_norm", _rn_fwd, **_RN_RULES)
 _group_norm = defop("group_norm", _rn_fwd, **_RN_RULES)
 
@@ -525,7 +542,7 @@ def _rnb_jvp(ts, out, g, x, w, G, Cg, K, eps, cache, chan):
 
 _layer_norm_backward = defop(
     "layer_norm_backward", _rnb_fwd, vjp=(_rnb_vjp_g, _rnb_vjp_x, _rnb_vjp_w),
-    jvp=_rnb_jvp, saves=("inputs", "out"))
+    jvp=_rnb_jvp, saves=("inputs", "out"), batch=_rn_batch)
 
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
@@ -548,7 +565,9 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
             normalized_shape, bool):
         normalized_shape = (int(normalized_shape),)
     try:
-        ns = tuple(int(d) for d in normalized_shape)
+        if isinstance(normalized_shape, str):
+            raise TypeError
+        ns = tuple(operator.index(d) for d in normalized_shape)
     except TypeError:
         raise TypeError(f"layer_norm(): normalized_shape must be an int or a sequence of "
                         f"ints, got {normalized_shape!r}") from None
@@ -656,6 +675,12 @@ def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
     p = _float_arg(p, "normalize", "p")
     eps = _float_arg(eps, "normalize", "eps")
     x = input if input.ndim else input.reshape(1)
-    denom = vector_norm(x, p, dim=dim, keepdim=True).clamp_min(eps)
+    try:
+        denom = vector_norm(x, p, dim=dim, keepdim=True).clamp_min(eps)
+    except (TypeError, IndexError, RuntimeError) as e:
+        named = renamed_error(e, "linalg.vector_norm", "normalize")
+        if named is None:
+            raise
+        raise named from None
     y = x / denom
     return y if input.ndim else y.reshape(())
