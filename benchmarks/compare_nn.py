@@ -160,7 +160,8 @@ def main():
         ratio = statistics.median(a / b for a, b in zip(times["tp"], times["torch"]))
         fused = ""
         if "composed" in times:
-            fused = f"{statistics.median(a / b for a, b in zip(times['tp'], times['composed'])):.2f}"
+            r = statistics.median(a / b for a, b in zip(times["tp"], times["composed"]))
+            fused = f"{r:.2f}"
         print(f"{name:42s} {statistics.median(times['tp']) * 1e3:8.3f} "
               f"{statistics.median(times['torch']) * 1e3:9.3f} {ratio:9.2f} {fused:>15s}",
               flush=True)

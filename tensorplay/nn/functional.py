@@ -130,12 +130,14 @@ def mish(input, inplace=False):
 
 
 # ---- losses, normalisation and the other layers (issue 9: losses and normalisation)
-from tensorplay._ops.loss import (binary_cross_entropy, binary_cross_entropy_with_logits,  # noqa: E402,F401,E501
-                                  cosine_similarity, huber_loss, kl_div, l1_loss, mse_loss,
-                                  pairwise_distance, smooth_l1_loss)
+from tensorplay._ops.loss import (binary_cross_entropy,  # noqa: E402,F401
+                                  binary_cross_entropy_with_logits, cosine_similarity,
+                                  huber_loss, kl_div, l1_loss, mse_loss, pairwise_distance,
+                                  smooth_l1_loss)
 from tensorplay._ops.nn_misc import (alpha_dropout, bilinear, dropout, dropout1d,  # noqa: E402,F401
                                      dropout2d, embedding, linear, one_hot)
-from tensorplay._ops.normalization import batch_norm, group_norm, layer_norm, normalize  # noqa: E402,F401,E501
+from tensorplay._ops.normalization import batch_norm, normalize  # noqa: E402,F401
+from tensorplay._ops.normalization_rows import group_norm, layer_norm  # noqa: E402,F401
 
 __all__ += ["mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "binary_cross_entropy",
             "binary_cross_entropy_with_logits", "kl_div", "cosine_similarity",

@@ -271,7 +271,7 @@ SPECS = [
            torch=lambda T, x, q, **kw: T.nn.functional.cross_entropy(x, q,
                                                                     **_cast_weight(x, kw))),
     # ---- elementwise losses (compositions)
-    OpSpec("mul", lambda x, t, **kw: F.mse_loss(x, t, **kw),
+    OpSpec("square", lambda x, t, **kw: F.mse_loss(x, t, **kw),
            lambda x, t, reduction="mean": _reduce((x - t) ** 2, reduction),
            fixed_samples(("mean", [(_normal, (3, 4)), (_normal, (3, 4))], {}),
                          ("sum", [(_normal, (3, 4)), (_normal, (3, 4))], {"reduction": "sum"}),

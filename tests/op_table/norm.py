@@ -1,4 +1,5 @@
-"""Op-table rows of the normalisation primitives (tensorplay/_ops/normalization.py):
+"""Op-table rows of the normalisation primitives (tensorplay/_ops/normalization.py,
+normalization_rows.py):
 batch_norm (training statistics; eval is a composition), its fused backward,
 layer_norm, group_norm and their fused backward, and normalize.
 
@@ -7,7 +8,8 @@ import hypothesis.strategies as st
 import numpy as np
 
 import tensorplay as tp
-from tensorplay._ops.normalization import batch_norm_backward, layer_norm_backward
+from tensorplay._ops.normalization import batch_norm_backward
+from tensorplay._ops.normalization_rows import layer_norm_backward
 
 from ._base import Fuzz, OpSpec, _normal, _side, _uniform, fixed_samples
 

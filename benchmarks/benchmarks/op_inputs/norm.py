@@ -1,7 +1,8 @@
 """Benchmark inputs of the normalisation primitives (see bench_ops.OPS): n elements
 as (n/64, 64) rows / batches of 64 channels."""
 import tensorplay as tp
-from tensorplay._ops.normalization import batch_norm_backward, layer_norm_backward
+from tensorplay._ops.normalization import batch_norm_backward
+from tensorplay._ops.normalization_rows import layer_norm_backward
 
 from ..common import array
 
