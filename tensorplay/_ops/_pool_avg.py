@@ -19,7 +19,8 @@ from tensorplay._ops._common import CONFIG
 from tensorplay._ops.pool import (_ONE, _adaptive_windows, _avg_windows, _check,
                                   _check_adaptive_avg_pool_backward,
                                   _check_avg_pool_backward, _check_input, _frozen, _gather,
-                                  _ints, _max_indices, _planes, _pool_args)
+                                  _ints, _max_indices, _out_size, _planes,
+                                  _pool_args)
 from tensorplay._ops.registry import apply, defop
 from tensorplay._pool import empty as pool_empty
 from tensorplay._tensor import Tensor
@@ -31,7 +32,6 @@ def _avg_geometry(spatial, kernel, stride, padding, ceil_mode, count_include_pad
     """(hs, hc, ws, wc, div, out_spatial) of an avg pool over ``spatial``."""
     out = []
     wins = []
-    from tensorplay._ops.pool import _out_size
     for L, k, s, p in zip(spatial, kernel, stride, padding):
         o = _out_size(L, k, s, p, 1, ceil_mode)
         out.append(o)

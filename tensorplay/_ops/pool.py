@@ -140,9 +140,10 @@ def _pool_args(op, x, kernel_size, stride, padding, dilation, ceil_mode, nd):
     out = tuple(_out_size(L, kv, sv, pv, dv, bool(ceil_mode))
                 for L, kv, sv, pv, dv in zip(spatial, k, s, p, d))
     if any(o < 1 for o in out):
-        raise RuntimeError(f"{op}: Given input size: {list(x.shape[-nd - 1:])}. Calculated "
-                           f"output size: {[x.shape[-nd - 1]] + list(out)}. Output size is "
-                           f"too small")
+        c = x.shape[-nd - 1]
+        raise RuntimeError(f"{op}: Given input size: ({'x'.join(map(str, x.shape[-nd - 1:]))})"
+                           f". Calculated output size: ({'x'.join(map(str, (c,) + out))}). "
+                           f"Output size is too small")
     return k, s, p, d, bool(ceil_mode), out
 
 
