@@ -426,3 +426,17 @@ def test_interpolate_gradients_and_tangents_are_adjoint():
         with fwAD.dual_level():
             jt = fwAD.unpack_dual(F.interpolate(fwAD.make_dual(_t(x), _t(t)), **kw)).tangent
         assert abs((g.numpy() * t).sum() - (u * jt.numpy()).sum()) < 1e-12
+
+
+def test_memoized_checks_still_tell_bools_from_ints():
+    x = tp.zeros(1, 1, 4, 4)
+    F.max_pool2d(x, 2, ceil_mode=True)
+    F.max_pool2d(x, (1, 1))
+    F.avg_pool2d(x, 2, count_include_pad=True)
+    with pytest.raises(TypeError, match="ceil_mode"):
+        F.max_pool2d(x, 2, ceil_mode=1)
+    with pytest.raises(TypeError, match="kernel_size"):
+        F.max_pool2d(x, (1, True))
+    with pytest.raises(TypeError, match="count_include_pad"):
+        F.avg_pool2d(x, 2, count_include_pad=1)
+    assert F.max_pool2d(x, [2, 2]).shape == (1, 1, 2, 2)      # lists: not cached, fine
