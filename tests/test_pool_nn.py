@@ -87,7 +87,8 @@ def test_non_contiguous_input(dtype):
 
 
 def test_threaded_and_serial_kernels_agree():
-    x = _t(distinct(np.random.default_rng(4), (4, 8, 40, 40)))
+    # 4 * 8 * 64 * 64 = 131072 elements: above 2 * GRAIN, so n = 2 runs two threads
+    x = _t(distinct(np.random.default_rng(4), (4, 8, 64, 64)))
     old = tp.get_num_threads()
     try:
         results = []
@@ -96,8 +97,12 @@ def test_threaded_and_serial_kernels_agree():
             xr = x.detach().requires_grad_()
             y, idx = F.max_pool2d(xr, 3, 2, 1, return_indices=True)
             a = F.avg_pool2d(xr, 3, 2, 1)
-            (y.sum() + (a * a).sum()).backward()
+            r = F.pad(xr, (2, 1, 1, 2), mode="reflect")
+            b = F.interpolate(xr, size=(57, 31), mode="bilinear")
+            n = F.interpolate(xr, scale_factor=1.5)
+            (y.sum() + (a * a).sum() + (r * r).sum() + (b * b).sum() + n.sum()).backward()
             results.append((y.detach().numpy(), idx.numpy(), a.detach().numpy(),
+                            r.detach().numpy(), b.detach().numpy(), n.detach().numpy(),
                             xr.grad.numpy()))
     finally:
         tp.set_num_threads(old)
