@@ -19,6 +19,8 @@ from tensorplay._ops import *  # noqa: E402,F401,F403
 from tensorplay._ops import REGISTRY  # noqa: E402,F401
 from tensorplay._creation import *  # noqa: E402,F401,F403
 from tensorplay._random import *  # noqa: E402,F401,F403
+from tensorplay._generator import (Generator, default_generator,  # noqa: E402,F401
+                                   get_rng_state, seed, set_rng_state)
 from tensorplay._tensor_factory import from_dlpack  # noqa: E402,F401
 from tensorplay._device import device  # noqa: E402,F401
 from tensorplay._config import get_num_threads, set_num_threads, show_config  # noqa: E402
@@ -27,6 +29,8 @@ from tensorplay.autograd.grad_mode import (enable_grad, inference_mode,  # noqa:
                                            is_inference_mode_enabled, no_grad,
                                            set_grad_enabled)
 from tensorplay import autograd  # noqa: E402  (already loaded by grad_mode)
+from tensorplay.autograd.anomaly_mode import (is_anomaly_check_nan_enabled,  # noqa: E402
+                                              is_anomaly_enabled)
 from tensorplay.serialization import load, save  # noqa: E402
 
 float = float32    # noqa: A001 -- PyTorch's aliases
@@ -58,7 +62,7 @@ _warn_if_serial()
 
 # Imported on first use (PEP 562), to keep `import tensorplay` cheap: nothing at
 # import time needs it, and it is a plain attribute once loaded.
-_LAZY_SUBMODULES = ("nn", "cuda", "linalg", "func")
+_LAZY_SUBMODULES = ("nn", "cuda", "linalg", "func", "optim", "utils")
 
 
 def __getattr__(name):

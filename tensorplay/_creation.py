@@ -44,14 +44,19 @@ def manual_seed(seed):
     return seed
 
 
-def _generator():
-    """The process-wide generator, made (from OS entropy) on first use.
+def _generator(generator=None, op="a tensorplay sampler"):
+    """The numpy Generator to draw from: that of ``generator`` (a
+    ``tensorplay.Generator``, checked; tensorplay/_generator.py), else the
+    process-wide one, made (from OS entropy) on first use.
 
     Every sampler draws through here, so this is where vmap's ``randomness="error"``
     refuses random ops (tensorplay/func/_vmap.py)."""
     if STATE.vmap_depth:
         from tensorplay.func._vmap import _check_random
         _check_random("(a tensorplay sampler)")
+    if generator is not None:
+        from tensorplay._generator import _numpy_of
+        return _numpy_of(generator, op)
     gen = _rng[0]
     if gen is None:
         gen = _rng[0] = np.random.default_rng()
@@ -590,8 +595,9 @@ def _random_dtype(dtype, op):
     return d
 
 
-def rand(*size, dtype=None, device=None, requires_grad=False):
-    """Uniform samples on [0, 1) of shape ``size``; float32 or float64.
+def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
+    """Uniform samples on [0, 1) of shape ``size``; float32 or float64.  Drawn from
+    ``generator`` (a ``tensorplay.Generator``) if given, else the default generator.
 
     Raises:
         NotImplementedError: a non-floating dtype (as PyTorch).
@@ -600,27 +606,30 @@ def rand(*size, dtype=None, device=None, requires_grad=False):
     """
     _device.check(device, "rand")
     d = _random_dtype(dtype, "rand")
-    gen = _generator()
+    gen = _generator(generator, "rand")
     arr = _alloc(lambda s, t: gen.random(s, dtype=t), _size(size, "rand"), d, "rand")
     return _finish(arr, requires_grad, "rand")
 
 
-def randn(*size, dtype=None, device=None, requires_grad=False):
-    """Standard normal samples of shape ``size``; float32 or float64.  Errors as ``rand``."""
+def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
+    """Standard normal samples of shape ``size``; float32 or float64.  ``generator``
+    and errors as ``rand``."""
     _device.check(device, "randn")
     d = _random_dtype(dtype, "randn")
-    gen = _generator()
+    gen = _generator(generator, "randn")
     arr = _alloc(lambda s, t: gen.standard_normal(s, dtype=t), _size(size, "randn"), d,
                  "randn")
     return _finish(arr, requires_grad, "randn")
 
 
-def randint(low=0, high=_MISSING, size=_MISSING, *, dtype=None, device=None):
+def randint(low=0, high=_MISSING, size=_MISSING, *, generator=None, dtype=None,
+            device=None):
     """Integers uniform on [low, high) of shape ``size``: ``randint(high, size)`` or
     ``randint(low, high, size)`` (PyTorch's signatures); int64 by default.
 
     ``low`` and ``high - 1`` must be values of ``dtype`` (0 and 1 for bool), as
-    PyTorch checks.  Float dtypes take the integers as floats.
+    PyTorch checks.  Float dtypes take the integers as floats.  ``generator``: a
+    ``tensorplay.Generator`` to draw from (default: the default generator).
 
     Raises:
         TypeError: missing ``size``; a bound that is not an int (None, bools,
@@ -651,7 +660,7 @@ def randint(low=0, high=_MISSING, size=_MISSING, *, dtype=None, device=None):
     elif not (-2 ** 63 <= low and high - 1 < 2 ** 63):
         raise RuntimeError(f"randint(): bounds [{low}, {high}) do not fit in int64")
     size = _size(tuple(size) if isinstance(size, (tuple, list)) else (size,), "randint")
-    gen = _generator()
+    gen = _generator(generator, "randint")
     arr = _alloc(lambda s, t: gen.integers(low, high, s), size, _dtype.int64, "randint")
     return _finish(arr.astype(d.numpy, copy=False), False, "randint")
 

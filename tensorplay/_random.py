@@ -2,11 +2,12 @@
 ``bernoulli``, ``multinomial``, ``normal``, and the in-place fills
 ``Tensor.uniform_/normal_/bernoulli_/random_/exponential_``.
 
-All draw from the process-wide generator that ``manual_seed`` seeds (numpy's
-PCG64 stream, ``tensorplay._creation._generator``): a seeded program draws the
-same numbers every run, not the same numbers as PyTorch.  Samples are drawn in
-float64 and rounded to the target dtype, so float32 and float64 tensors of one
-seed hold the same values up to rounding.  None of these record autograd history
+All take PyTorch's keyword ``generator=`` (a ``tensorplay.Generator``,
+tensorplay/_generator.py); without it they draw from the process-wide generator
+that ``manual_seed`` seeds (numpy's PCG64 stream, ``_creation._generator``): a
+seeded program draws the same numbers every run, not the same numbers as PyTorch.
+Samples are drawn in float64 and rounded to the target dtype, so float32 and
+float64 tensors of one seed hold the same values up to rounding.  None of these record autograd history
 (PyTorch's samplers have no gradient either).
 """
 import builtins
@@ -22,8 +23,8 @@ from tensorplay.autograd.grad_mode import STATE
 __all__ = ["randperm", "bernoulli", "multinomial", "normal"]
 
 
-def _gen():
-    return _generator()
+def _gen(generator=None, op="a tensorplay sampler"):
+    return _generator(generator, op)
 
 
 def _real(v, op, arg):
@@ -60,7 +61,7 @@ def _vmap_refuses(x, op, arg):
 
 
 # ---------------------------------------------------------------- functions
-def randperm(n, *, dtype=None, device=None, requires_grad=False):
+def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False):
     """A random permutation of ``0 .. n-1``; int64 by default (PyTorch's default).
 
     Raises:
@@ -76,11 +77,11 @@ def randperm(n, *, dtype=None, device=None, requires_grad=False):
         raise RuntimeError(f"randperm(): n = {n} is too large for result dtype {d}")
     if d.is_floating_point and n > 2 ** np.finfo(d.numpy).nmant + 1:
         raise RuntimeError(f"randperm(): n = {n} is too large for result dtype {d}")
-    arr = _gen().permutation(n).astype(d.numpy, copy=False)
+    arr = _gen(generator, "randperm").permutation(n).astype(d.numpy, copy=False)
     return _finish(arr, requires_grad, "randperm")
 
 
-def bernoulli(input, p=None):
+def bernoulli(input, p=None, *, generator=None):
     """Draws of 0 or 1 with probabilities ``input`` (or the number ``p`` for every
     element, as ``torch.bernoulli(input, p)``); the result has input's shape and
     dtype.
@@ -95,11 +96,12 @@ def bernoulli(input, p=None):
         probs = np.full(probs.shape, p)
     if probs.size and not (np.all(probs >= 0) and np.all(probs <= 1)):
         raise RuntimeError("bernoulli(): expected all probabilities in [0, 1]")
-    out = (_gen().random(probs.shape) < probs).astype(input._data.dtype)
+    gen = _gen(generator, "bernoulli")
+    out = (gen.random(probs.shape) < probs).astype(input._data.dtype)
     return Tensor._wrap(out)
 
 
-def multinomial(input, num_samples, replacement=False):
+def multinomial(input, num_samples, replacement=False, *, generator=None):
     """Indices drawn from the categorical distributions whose (unnormalised,
     non-negative) weights are the rows of ``input`` (1-D: one distribution, result
     shape ``(num_samples,)``; 2-D ``(m, k)``: result ``(m, num_samples)``); int64.
@@ -132,14 +134,15 @@ def multinomial(input, num_samples, replacement=False):
     if not replacement and np.any((rows > 0).sum(axis=1) < n):
         raise RuntimeError("multinomial(): cannot sample n_sample > prob_dist.size(-1) "
                            "samples without replacement (counting nonzero weights only)")
-    gen = _gen()
+    gen = _gen(generator, "multinomial")
     out = np.empty((rows.shape[0], n), np.int64)
     for i, (row, s) in enumerate(zip(rows, sums)):
         out[i] = gen.choice(row.size, size=n, replace=replacement, p=row / s)
     return Tensor._wrap(out.reshape(w.shape[:-1] + (n,)))
 
 
-def normal(mean, std=1.0, size=None, *, dtype=None, device=None, requires_grad=False):
+def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, device=None,
+           requires_grad=False):
     """Normal samples with the given mean and standard deviation, PyTorch's overloads:
 
     * ``normal(mean: Tensor, std: Tensor)`` -- elementwise, broadcast shapes;
@@ -180,12 +183,13 @@ def normal(mean, std=1.0, size=None, *, dtype=None, device=None, requires_grad=F
              else _dtype.as_dtype(dtype, "normal")).numpy
     if np.any(np.asarray(s) < 0):
         raise RuntimeError("normal(): expected all std >= 0.0")
-    out = (np.asarray(m) + np.asarray(s) * _gen().standard_normal(shape)).astype(d)
+    gen = _gen(generator, "normal")
+    out = (np.asarray(m) + np.asarray(s) * gen.standard_normal(shape)).astype(d)
     return _finish(out, requires_grad, "normal")
 
 
 # ---------------------------------------------------------------- in-place fills
-def uniform_(self, from_=0.0, to=1.0, **kw):
+def uniform_(self, from_=0.0, to=1.0, *, generator=None, **kw):
     """In place: samples uniform on [from, to) (``from`` is a keyword too, as PyTorch).
 
     Raises:
@@ -199,19 +203,21 @@ def uniform_(self, from_=0.0, to=1.0, **kw):
     if lo > hi:
         raise RuntimeError(f"uniform_(): expects to return a [from, to) range, but found "
                            f"from={lo} > to={hi}")
-    return self._write("uniform_", lo + (hi - lo) * _gen().random(self._data.shape))
+    gen = _gen(generator, "uniform_")
+    return self._write("uniform_", lo + (hi - lo) * gen.random(self._data.shape))
 
 
-def normal_(self, mean=0.0, std=1.0):
+def normal_(self, mean=0.0, std=1.0, *, generator=None):
     """In place: normal samples.  Raises RuntimeError for std < 0 (and as uniform_)."""
     m, s = _real(mean, "normal_", "mean"), _real(std, "normal_", "std")
     _float_tensor(self, "normal_", "self")
     if s < 0:
         raise RuntimeError(f"normal_(): expects std >= 0.0, but found std {s}")
-    return self._write("normal_", m + s * _gen().standard_normal(self._data.shape))
+    gen = _gen(generator, "normal_")
+    return self._write("normal_", m + s * gen.standard_normal(self._data.shape))
 
 
-def bernoulli_(self, p=0.5):
+def bernoulli_(self, p=0.5, *, generator=None):
     """In place: 0/1 draws with probability ``p`` (a number or a tensor that
     broadcasts to self).  Raises RuntimeError for p outside [0, 1]."""
     if isinstance(p, Tensor):
@@ -225,20 +231,22 @@ def bernoulli_(self, p=0.5):
     except ValueError:
         raise RuntimeError(f"bernoulli_(): p of shape {list(probs.shape)} does not "
                            f"broadcast to {list(self._data.shape)}") from None
-    return self._write("bernoulli_", (_gen().random(self._data.shape) < probs)
+    gen = _gen(generator, "bernoulli_")
+    return self._write("bernoulli_", (gen.random(self._data.shape) < probs)
                        .astype(self._data.dtype))
 
 
-def exponential_(self, lambd=1.0):
+def exponential_(self, lambd=1.0, *, generator=None):
     """In place: exponential samples with rate ``lambd`` > 0."""
     rate = _real(lambd, "exponential_", "lambd")
     _float_tensor(self, "exponential_", "self")
     if rate <= 0:
         raise RuntimeError(f"exponential_(): expects lambd > 0.0, but found lambd={rate}")
-    return self._write("exponential_", _gen().exponential(1.0 / rate, self._data.shape))
+    gen = _gen(generator, "exponential_")
+    return self._write("exponential_", gen.exponential(1.0 / rate, self._data.shape))
 
 
-def random_(self, from_=0, to=None, **kw):
+def random_(self, from_=0, to=None, *, generator=None, **kw):
     """In place: integers uniform on [from, to) (PyTorch: ``random_(to)`` or
     ``random_(from, to)``; with no bounds, [0, 2**mantissa] for floats and the
     dtype's non-negative range for integers).
@@ -267,7 +275,8 @@ def random_(self, from_=0, to=None, **kw):
             (0 if d.kind == "b" else np.iinfo(d).min) <= lo and
             to - 1 <= (1 if d.kind == "b" else np.iinfo(d).max)):
         raise RuntimeError(f"random_(): [{lo}, {to}) is out of bounds for {self.dtype}")
-    return self._write("random_", _gen().integers(lo, to, self._data.shape).astype(d))
+    gen = _gen(generator, "random_")
+    return self._write("random_", gen.integers(lo, to, self._data.shape).astype(d))
 
 
 def _no_extra(kw, op):
