@@ -410,3 +410,23 @@ def test_against_torch_state_dict_and_repr():
     with pytest.raises(RuntimeError) as pe:
         m.load_state_dict({"0.weight": tp.zeros(1)})
     assert re.sub("torch", "tensorplay", str(te.value)) == str(pe.value)
+
+
+def test_module_pickles_and_saves(tmp_path):
+    m = nn.Sequential(nn.Linear(3, 2), nn.ReLU())
+    m2 = pickle.loads(pickle.dumps(m))
+    x = tp.randn(4, 3)
+    assert np.array_equal(m(x).detach().numpy(), m2(x).detach().numpy())
+    assert isinstance(m2[0].weight, nn.Parameter) and m2[0].weight.requires_grad
+    assert repr(m2) == repr(m)
+
+
+def test_buffers_follow_dtype_and_state():
+    m = nn.Module()
+    m.register_buffer("count", tp.tensor(3))
+    m.register_buffer("stat", tp.zeros(2))
+    m.double()
+    assert m.count.dtype == tp.int64 and m.stat.dtype == tp.float64
+    m.register_buffer("stat", None)
+    assert "stat" not in m.state_dict()
+    assert list(m.state_dict()) == ["count"]
