@@ -247,7 +247,7 @@ def test_load_state_dict_errors_leave_module_unchanged():
     with pytest.raises(TypeError, match="Expected state_dict to be dict-like"):
         m.load_state_dict([1, 2])
     with pytest.raises(RuntimeError, match="expected tensorplay.Tensor"):
-        m.load_state_dict({"weight": np.zeros((3, 2)), "bias": tp.zeros(3)})
+        m.load_state_dict({"weight": [[0.0] * 2] * 3, "bias": tp.zeros(3)})
     res = m.load_state_dict({"weight": tp.ones(3, 2), "extra": tp.zeros(1)}, strict=False)
     assert res.missing_keys == ["bias"] and res.unexpected_keys == ["extra"]
     assert np.all(m.weight.detach().numpy() == 1)
@@ -404,6 +404,12 @@ def test_against_torch_state_dict_and_repr():
     for (k, tp_), (_, p) in zip(tm.named_parameters(), m.named_parameters()):
         assert np.allclose(tp_.grad.numpy(), p.grad.numpy(), rtol=1e-12, atol=1e-13), k
     assert np.allclose(tx.grad.numpy(), px.grad.numpy(), rtol=1e-12, atol=1e-13)
+    # a torch state_dict loads as it is (values through __array__), and numpy arrays
+    m2 = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 2)).double()
+    m2.load_state_dict(tm.state_dict())
+    assert np.array_equal(m2(px).detach().numpy(), py.detach().numpy())
+    m2.load_state_dict({k: v.numpy() for k, v in tm.state_dict().items()})
+    assert np.array_equal(m2(px).detach().numpy(), py.detach().numpy())
     # the same error text (up to the library's name)
     with pytest.raises(RuntimeError) as te:
         tm.load_state_dict({"0.weight": torch.zeros(1)})
