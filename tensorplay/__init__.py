@@ -29,6 +29,8 @@ from tensorplay.autograd.grad_mode import (enable_grad, inference_mode,  # noqa:
                                            is_inference_mode_enabled, no_grad,
                                            set_grad_enabled)
 from tensorplay import autograd  # noqa: E402  (already loaded by grad_mode)
+from tensorplay.autograd.anomaly_mode import (is_anomaly_check_nan_enabled,  # noqa: E402
+                                              is_anomaly_enabled)
 from tensorplay.serialization import load, save  # noqa: E402
 
 float = float32    # noqa: A001 -- PyTorch's aliases
@@ -60,7 +62,7 @@ _warn_if_serial()
 
 # Imported on first use (PEP 562), to keep `import tensorplay` cheap: nothing at
 # import time needs it, and it is a plain attribute once loaded.
-_LAZY_SUBMODULES = ("nn", "cuda", "linalg", "func", "utils")
+_LAZY_SUBMODULES = ("nn", "cuda", "linalg", "func", "optim", "utils")
 
 
 def __getattr__(name):

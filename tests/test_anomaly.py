@@ -40,6 +40,10 @@ def test_switches():
     assert not autograd.is_anomaly_enabled() and autograd.is_anomaly_check_nan_enabled()
     with pytest.raises(TypeError, match="mode must be a bool"):
         autograd.set_detect_anomaly(1)
+    # also at the top level, as torch.is_anomaly_enabled
+    with autograd.set_detect_anomaly(True, check_nan=False):
+        assert tp.is_anomaly_enabled() and not tp.is_anomaly_check_nan_enabled()
+    assert not tp.is_anomaly_enabled() and tp.is_anomaly_check_nan_enabled()
 
 
 def test_decorator():

@@ -111,6 +111,17 @@ class BatchedArray:
             acc *= max(s, 1)
         return tuple(reversed(st))
 
+    # The ndarray methods Tensor's value readers call, named after what the user
+    # called (``Tensor.item`` and ``bool()`` reshape to 0-d, ``numpy()`` views).
+    def reshape(self, *args, **kwargs):
+        raise _data_error("reading a value (Tensor.item(), bool(), float(), int())")
+
+    def tolist(self):
+        raise _data_error("Tensor.tolist()")
+
+    def view(self, *args, **kwargs):
+        raise _data_error("Tensor.numpy()")
+
     def __getattr__(self, name):
         raise _data_error(f"ndarray.{name}")
 

@@ -434,6 +434,9 @@ _SAVED_TLS = None
 
 def push_saved_hooks(pack, unpack):
     tls = _saved_hooks_tls()
+    disabled = getattr(tls, "disabled", None)      # disable_saved_tensors_hooks
+    if disabled is not None:
+        raise RuntimeError(disabled)
     stack = getattr(tls, "stack", None)
     if stack is None:
         stack = tls.stack = []

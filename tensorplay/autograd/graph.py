@@ -31,7 +31,8 @@ from tensorplay._dtype import from_numpy_dtype
 from tensorplay.autograd.grad_mode import STATE
 
 __all__ = ["Node", "MultiNode", "run_backward", "GradientEdge", "get_gradient_edge",
-           "saved_tensors_hooks", "save_on_cpu"]
+           "saved_tensors_hooks", "save_on_cpu", "register_multi_grad_hook",
+           "disable_saved_tensors_hooks"]
 
 _FREED_MSG = (
     "Trying to backward through the graph a second time (or directly access saved "
@@ -462,6 +463,9 @@ def run_backward(roots, root_grads, targets, *, retain_graph, create_graph):
     """
     if _RETAINERS:
         _refresh_retains()
+    if _MULTI_HOOKS:        # register_multi_grad_hook: group its gradients by pass
+        return _run_with_pass(_run_backward, roots, root_grads, targets, retain_graph,
+                              create_graph)
     return _run_backward(roots, root_grads, targets, retain_graph, create_graph)
 
 
@@ -608,6 +612,10 @@ def _sum_to_shape(g, shape):
 # gives such a tensor a new grad_fn, and, as in PyTorch, the retain_grad moves to
 # it (checked once per backward call, only while such tensors exist)
 _RETAINERS = {}
+# register_multi_grad_hook's live hooks by id, and the running passes
+# (autograd/_graph_utils.py)
+_MULTI_HOOKS = {}
+_PASS_STACK = []
 
 
 # anomaly mode: process-wide, as PyTorch's (autograd/anomaly_mode.py sets it)
@@ -644,4 +652,7 @@ from tensorplay.autograd._hooks import (  # noqa: E402
     unpack_saved)
 from tensorplay.autograd._edge import (  # noqa: E402
     GradientEdge, get_gradient_edge, gradient_edge_key)
+from tensorplay.autograd._graph_utils import (  # noqa: E402
+    disable_saved_tensors_hooks, register_multi_grad_hook)
+from tensorplay.autograd._graph_utils import run_with_pass as _run_with_pass  # noqa: E402
 from tensorplay.autograd._dot import render, to_dot  # noqa: E402,F401  (graph pictures)

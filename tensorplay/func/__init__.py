@@ -1,7 +1,7 @@
 """Composable function transforms, with torch.func's (and JAX's) names.
 
-``grad``, ``grad_and_value``, ``vjp``, ``jvp``, ``jacrev``, ``jacfwd``, ``hessian``
-and ``linearize`` (``_transforms.py``) are thin layers over tensorplay's reverse
+``grad``, ``grad_and_value``, ``vjp``, ``jvp`` (``_transforms.py``), ``jacrev``,
+``jacfwd``, ``hessian`` and ``linearize`` (``_jacobians.py``) are thin layers over tensorplay's reverse
 and forward engines; they nest (``grad(grad(f))``, ``jacfwd(jacrev(f))``, ...)
 and take pytrees (tuples, lists, dicts) of Tensors.  ``vmap`` (``_vmap.py``) runs
 a function over a batch dimension with a batching rule per primitive.
@@ -12,8 +12,8 @@ Example:
     >>> grad(lambda x: (x ** 3).sum())(x)          # 3 x^2
     >>> hessian(lambda x: (x ** 3).sum())(x)       # diag(6 x)
 """
-from tensorplay.func._transforms import (grad, grad_and_value, hessian, jacfwd,  # noqa: F401
-                                         jacrev, jvp, linearize, vjp)
+from tensorplay.func._jacobians import hessian, jacfwd, jacrev, linearize  # noqa: F401
+from tensorplay.func._transforms import grad, grad_and_value, jvp, vjp  # noqa: F401
 
 __all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian",
            "linearize", "vmap"]

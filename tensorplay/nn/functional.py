@@ -127,3 +127,21 @@ def mish(input, inplace=False):
     if _flag("mish", inplace):
         return _in_place("mish", input, ())
     return _act.mish(input)
+
+
+# ---- convolutions (issue 9): tensorplay/_ops/conv_api.py
+from tensorplay._ops.conv_api import (conv1d, conv2d, conv_transpose1d,  # noqa: E402,F401
+                                      conv_transpose2d, fold, unfold)
+
+__all__ += ["conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "unfold", "fold"]
+
+# ---- Pooling, padding, interpolation (issue 9): tensorplay/_ops/pool.py, resample.py
+from tensorplay._ops.pool import (adaptive_avg_pool1d, adaptive_avg_pool2d,  # noqa: E402,F401
+                                  adaptive_max_pool1d, adaptive_max_pool2d, avg_pool1d,
+                                  avg_pool2d, max_pool1d, max_pool1d_with_indices, max_pool2d,
+                                  max_pool2d_with_indices)
+from tensorplay._ops.resample import interpolate, pad  # noqa: E402,F401
+
+__all__ += ["max_pool1d", "max_pool2d", "max_pool1d_with_indices", "max_pool2d_with_indices",
+            "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d", "adaptive_avg_pool2d",
+            "adaptive_max_pool1d", "adaptive_max_pool2d", "pad", "interpolate"]
