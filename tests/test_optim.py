@@ -661,3 +661,82 @@ def test_save_then_load_into_fresh_optimizer_via_bytes():
     sd = tp.load(buf)
     assert sd["param_groups"][0]["betas"] == (0.9, 0.999)
     assert sd["state"][0]["exp_avg"].tolist() == opt.state[x]["exp_avg"].tolist()
+
+
+def test_module_training_matches_torch():
+    """An nn MLP with torch's initial weights copied in, the same batches, AdamW
+    (two groups: no decay on biases) and OneCycleLR with beta1 cycling."""
+    torch = pytest.importorskip("torch")
+    nn = pytest.importorskip("tensorplay.nn")
+    if not hasattr(nn, "Sequential"):
+        pytest.skip("nn.Module not merged yet")
+    torch.manual_seed(0)
+    tm = torch.nn.Sequential(torch.nn.Linear(6, 8), torch.nn.Tanh(), torch.nn.Linear(8, 3))
+    tm = tm.double()
+    m = nn.Sequential(nn.Linear(6, 8), nn.Tanh(), nn.Linear(8, 3)).to(tp.float64)
+    m.load_state_dict({k: tp.tensor(v.detach().numpy()) for k, v in tm.state_dict().items()})
+    r = np.random.default_rng(0)
+    batches = [(r.standard_normal((16, 6)), r.integers(0, 3, 16)) for _ in range(12)]
+
+    def train(lib, model, mod, sched_mod, F, tensor, long):
+        decay = [p for n, p in model.named_parameters() if n.endswith("weight")]
+        no_decay = [p for n, p in model.named_parameters() if n.endswith("bias")]
+        opt = mod.AdamW([{"params": decay}, {"params": no_decay, "weight_decay": 0.0}],
+                        lr=0.01, weight_decay=0.1)
+        sched = sched_mod.OneCycleLR(opt, max_lr=0.05, total_steps=len(batches))
+        losses = []
+        for x, y in batches:
+            opt.zero_grad()
+            loss = F.cross_entropy(model(tensor(x)), long(y))
+            loss.backward()
+            opt.step()
+            sched.step()
+            losses.append(loss.item())
+        return losses, {k: v.detach().numpy() for k, v in model.state_dict().items()}
+
+    ours = train(tp, m, optim, optim.lr_scheduler, nn.functional, tp.tensor,
+                 lambda y: tp.tensor(y, dtype=tp.int64))
+    theirs = train(torch, tm, torch.optim, torch.optim.lr_scheduler, torch.nn.functional,
+                   torch.tensor, lambda y: torch.tensor(y, dtype=torch.int64))
+    np.testing.assert_allclose(ours[0], theirs[0], rtol=1e-12)
+    for k in theirs[1]:
+        np.testing.assert_allclose(ours[1][k], theirs[1][k], rtol=0, atol=1e-12)
+
+
+def test_benchmark_suite_runs_once():
+    import pathlib
+    import sys
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+    from benchmarks.benchmarks import bench_optim
+    for name in bench_optim.OPTIMIZERS:
+        b = bench_optim.OptimizerStep()
+        b.setup(name, "mlp")
+        before = [p.detach().numpy().copy() for p in b.opt.param_groups[0]["params"]]
+        b.time_step(name, "mlp")
+        after = [p.detach().numpy() for p in b.opt.param_groups[0]["params"]]
+        assert all(not np.array_equal(x, y) for x, y in zip(before, after))
+
+
+def test_lbfgs_state_dict_round_trip_through_save(tmp_path):
+    def make(x0):
+        x = tp.tensor(x0, dtype=tp.float64, requires_grad=True)
+        opt = optim.LBFGS([x], max_iter=3, history_size=3, line_search_fn="strong_wolfe")
+
+        def closure():
+            opt.zero_grad()
+            loss = _rosenbrock(x)
+            loss.backward()
+            return loss
+        return x, opt, closure
+
+    x, opt, closure = make([-1.2, 1.0])
+    opt.step(closure)
+    tp.save(opt.state_dict(), tmp_path / "lbfgs.safetensors")
+    y, opt2, closure2 = make(x.detach().numpy())
+    opt2.load_state_dict(tp.load(tmp_path / "lbfgs.safetensors"))
+    for _ in range(3):
+        opt.step(closure)
+        opt2.step(closure2)
+    np.testing.assert_array_equal(x.detach().numpy(), y.detach().numpy())
+    assert opt.state[x]["n_iter"] == opt2.state[y]["n_iter"] > 3
+    assert opt.state[x]["func_evals"] == opt2.state[y]["func_evals"]

@@ -7,11 +7,11 @@ Workloads, float32, gradients set once in ``setup`` (so only the update is timed
   (128, 10), (10,): four small tensors, so the per-parameter Python work counts;
 * ``1M``: one parameter vector of 1,000,000 elements, memory-bound.
 
-``python -m benchmarks.benchmarks.bench_optim`` (from the repository root) imports tensorplay, then torch,
-and prints for each optimiser and workload the median over alternating rounds
-of the per-round time ratio tensorplay / torch (< 1: tensorplay faster), with
-torch's default (single-tensor, ``foreach=False`` on CPU) and ``foreach=True``
-paths.
+``python -m benchmarks.benchmarks.bench_optim`` (from the repository root)
+imports tensorplay, then torch, and prints for each optimiser and workload the
+median over alternating rounds of the per-round time ratio tensorplay / torch
+(< 1: tensorplay faster), against torch's default path (single-tensor,
+``foreach=False`` on CPU) and against ``foreach=True``.
 """
 import numpy as np
 

@@ -544,4 +544,4 @@ def _check_differentiable(name, differentiable):
 def _grads(group):
     """The (param, param ndarray, grad ndarray) of a group's parameters that have
     a gradient."""
-    return [(p, p._data, p._grad._data) for p in group["params"] if p._grad is not None]
+    return [(p, p._data, p.grad._data) for p in group["params"] if p.grad is not None]
