@@ -434,3 +434,35 @@ def test_loader_lengths_match_torch():
 
 def test_utils_data_is_reachable_from_the_top_level():
     assert tp.utils.data.DataLoader is DataLoader
+
+
+def test_tensor_dataset_fast_gather_gives_the_collated_batches():
+    x = tp.randn(23, 2, 3)
+    y = tp.arange(23)
+    ds = TensorDataset(x, y)
+
+    class Plain(TensorDataset):                 # a subclass takes the general path
+        pass
+
+    for kw in (dict(batch_size=5), dict(batch_size=4, drop_last=True),
+               dict(sampler=[np.int64(3), np.int64(0)], batch_size=2),   # numpy ints
+               dict(batch_sampler=[[22, -1, 0]])):
+        fast = list(DataLoader(ds, **kw))
+        slow = list(DataLoader(Plain(x, y), **kw))
+        slow2 = list(DataLoader(ds, collate_fn=lambda b: default_collate(b), **kw))
+        assert len(fast) == len(slow) == len(slow2)
+        for f, s, s2 in zip(fast, slow, slow2):
+            assert isinstance(f, list) and len(f) == 2
+            for a, b, c in zip(f, s, s2):
+                assert a.dtype is b.dtype and a.shape == b.shape
+                np.testing.assert_array_equal(a.numpy(), b.numpy())
+                np.testing.assert_array_equal(a.numpy(), c.numpy())
+    w = tp.randn(6, 2, requires_grad=True)       # gradients flow through either path
+    for d in (TensorDataset(w), Plain(w)):
+        (xb,) = next(iter(DataLoader(d, batch_sampler=[[4, 1, 1]])))
+        (g,) = tp.autograd.grad(xb.sum(), w)
+        np.testing.assert_array_equal(g.numpy()[:, 0], [0, 2, 0, 0, 1, 0])
+    with pytest.raises(IndexError):
+        list(DataLoader(ds, batch_sampler=[[23]]))
+    with pytest.raises(IndexError):
+        list(DataLoader(Plain(x, y), batch_sampler=[[23]]))

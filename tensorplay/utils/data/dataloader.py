@@ -16,7 +16,7 @@ import math
 import numbers
 
 from tensorplay.utils.data._collate import default_collate, default_convert
-from tensorplay.utils.data.dataset import IterableDataset
+from tensorplay.utils.data.dataset import IterableDataset, TensorDataset
 from tensorplay.utils.data.sampler import (BatchSampler, RandomSampler, Sampler,
                                            SequentialSampler)
 
@@ -208,6 +208,11 @@ class _SingleProcessIter:
         self._drop_last = loader.drop_last
         self._sampler_iter = iter(loader._index_sampler)
         self._dataset_iter = iter(self._dataset) if loader._iterable else None
+        # A plain TensorDataset collated by default_collate: one gather per tensor
+        # (t[indices]) gives the batch that stacking the samples t[i] would, at a
+        # fraction of the cost (docs/DECISIONS.md).  Subclasses take the general path.
+        self._gather = (type(self._dataset) is TensorDataset and self._auto
+                        and self._collate is default_collate)
         self._ended = False
         self._num_yielded = 0
 
@@ -219,6 +224,10 @@ class _SingleProcessIter:
 
     def __next__(self):
         index = next(self._sampler_iter)        # StopIteration ends the pass
+        if self._gather and index and all(type(i) is int for i in index):
+            self._num_yielded += 1
+            ids = _index_tensor(index)
+            return [t[ids] for t in self._dataset.tensors]
         data = self._fetch_iterable(index) if self._dataset_iter is not None \
             else self._fetch_map(index)
         self._num_yielded += 1
@@ -248,3 +257,10 @@ class _SingleProcessIter:
         if not data or (self._drop_last and len(data) < len(index)):
             raise StopIteration
         return data
+
+
+def _index_tensor(index):
+    import numpy as np
+
+    from tensorplay._creation import from_numpy
+    return from_numpy(np.array(index, dtype=np.int64))
