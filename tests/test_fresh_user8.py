@@ -71,3 +71,60 @@ def test_hvp_through_function_without_jvp_matches_torch():
     _, want = torch.autograd.functional.hvp(lambda z: (T.apply(z) * z.sin()).sum(),
                                             torch.tensor(xn), torch.tensor(vn))
     np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-13)
+
+
+# ------------------------------------------------------------ AccumulateGrad node hooks
+# ``p.grad_fn.next_functions[0][0]`` of a leaf is its AccumulateGrad node, and
+# hooking it (``register_hook`` / ``register_prehook``) is the old DDP / Horovod
+# way to run code when a parameter's gradient is ready.  tensorplay's
+# AccumulateGrad had no hook methods (AttributeError).  Order, as PyTorch's:
+# tensor hooks, node pre-hooks, accumulation, post-accumulate-grad hooks, node
+# post-hooks; none of them in autograd.grad (nothing is accumulated).
+def _acc_hook_log(lib, dtype):
+    x = lib.tensor([1.0, -2.0, 0.5], dtype=dtype, requires_grad=True)
+    log = []
+    acc = (x * 2).grad_fn.next_functions[0][0]
+    assert acc.name().endswith("AccumulateGrad")
+    x.register_hook(lambda g: log.append(("tensor", g.tolist())) or g + 1)
+    pre = acc.register_prehook(lambda go: log.append(("pre", go[0].tolist())) or (go[0] * 10,))
+    x.register_post_accumulate_grad_hook(lambda t: log.append(("post_acc", t.grad.tolist())))
+    # a second read of the node: the same node for hooks
+    (x * 3).grad_fn.next_functions[0][0].register_hook(
+        lambda gi, go: log.append(("post", len(gi), go[0].tolist(), x.grad.tolist())))
+    (x * x).sum().backward()
+    first = x.grad.tolist()
+    lib.autograd.grad((x * x).sum(), x)            # node hooks do not run here
+    pre.remove()
+    x.grad = None
+    (x * x).sum().backward()
+    return log, first, x.grad.tolist()
+
+
+def test_accumulate_grad_node_hooks():
+    log, first, second = _acc_hook_log(tp, tp.float64)
+    g = [2.0, -4.0, 1.0]                           # d(x.x)/dx = 2x
+    g1 = [v + 1 for v in g]                        # after the tensor hook
+    g10 = [10 * v for v in g1]                     # after the node pre-hook
+    assert log == [("tensor", g), ("pre", g1), ("post_acc", g10), ("post", 0, g10, g10),
+                   ("tensor", g),                  # autograd.grad: tensor hook only
+                   ("tensor", g), ("post_acc", g1), ("post", 0, g1, g1)]
+    assert first == g10 and second == g1
+
+
+def test_accumulate_grad_prehook_checks_and_drop():
+    x = tp.tensor([1.0, 2.0], requires_grad=True)
+    acc = (x * 1).grad_fn.next_functions[0][0]
+    h = acc.register_prehook(lambda go: (None,))       # drop: nothing accumulated
+    (x * 3).sum().backward()
+    assert x.grad is None
+    h.remove()
+    acc.register_prehook(lambda go: (go[0][:1],))
+    with pytest.raises(RuntimeError, match="changed the size"):
+        (x * 3).sum().backward()
+    with pytest.raises(TypeError):
+        acc.register_hook(3)
+
+
+def test_accumulate_grad_node_hooks_match_torch():
+    torch = pytest.importorskip("torch")
+    assert _acc_hook_log(tp, tp.float64) == _acc_hook_log(torch, torch.float64)
