@@ -498,3 +498,13 @@ def test_cross_entropy_with_a_batched_target():
     np.testing.assert_allclose(g.numpy(), soft, rtol=1e-12, atol=1e-15)
     with pytest.raises(IndexError, match="out of bounds"):
         vmap(loss)(logits, tp.tensor([0, 1, 5, 1]))
+
+
+@pytest.mark.parametrize("name", ["amax", "amin"])
+def test_per_example_gradient_of_amax_amin_splits_each_examples_ties(name):
+    """The tie-splitting VJP runs on batched tensors (each example its own ties)."""
+    xn = np.array([[1.0, 3, 3], [2, 2, 2], [5, 0, 1], [0, 0, -1]])
+    got = vmap(tp.func.grad(lambda r: getattr(r, name)()))(tp.tensor(xn))
+    ext = xn.max(1, keepdims=True) if name == "amax" else xn.min(1, keepdims=True)
+    want = (xn == ext) / (xn == ext).sum(1, keepdims=True)
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-15)
