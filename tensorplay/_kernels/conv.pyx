@@ -16,8 +16,13 @@
 # b) col2im is im2col's adjoint: out[n, c, ih, iw] = sum of the cols entries that
 #    read that pixel (plus an optional per-channel bias).  One task per (n, c)
 #    plane, which only that task writes: no races, no atomics.
-# c) swap01: dst[b, a, l] = src[a, b, l] (+ bias[a]), the transposes between the
-#    GEMM's (O, N, L) layout and the (N, O, L) layout of an NCHW tensor.
+# c) swap01: dst[b, a, l] = src[a, b, l] (+ bias[a]), the transpose of an NCHW
+#    cotangent into the GEMM's (O, N, L) layout; unpack_nlo: the forward GEMM's
+#    (group, position, channel) result into NCHW, plus the bias.
+# e) Output rows shorter than SMALL_ROW: im2col and col2im read a table of window
+#    offsets (kh kw Ho Wo entries, the same for every sample and channel), one
+#    gather/scatter loop per (row, sample); longer rows use per-row bounds, and a
+#    stride-1 width-keeping window is one shifted run of the flattened plane.
 # d) The entry points take ndarrays and work on raw pointers (float32 or float64,
 #    dispatched once on the dtype): the layers of a small CNN run at sizes where
 #    building typed memoryviews and matching fused signatures would cost more

@@ -25,9 +25,10 @@ of its adjoint with no extra parameter:
 
 The computation (``tensorplay/_kernels/conv.pyx``): im2col writes the windows of
 a block of samples as one (C kh kw, n L) matrix, one BLAS GEMM per call computes
-every group's product ``W_g @ cols_g`` on tensorplay's threads (the GEMM of
-``_ops/linalg.py``), and ``swap01`` moves the (O, n, L) result into NCHW while
-adding the bias.  The weight gradient is the GEMM ``g^T cols^T`` over the same
+every group's product ``cols_g^T W_g^T`` (positions x channels: the orientation
+OpenBLAS runs fastest here) on tensorplay's threads (the GEMM of
+``_ops/linalg.py``), and ``unpack_nlo`` moves the result into NCHW while adding
+the bias.  The weight gradient is the GEMM ``g^T cols^T`` over the same
 cols; the input gradient is ``W^T g`` followed by col2im (the adjoint of
 im2col).  Samples are processed in blocks of at most ``_BLOCK`` cols elements so
 that the unrolled input stays in cache (and the memory bounded) at any batch size.
