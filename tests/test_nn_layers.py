@@ -216,8 +216,7 @@ CONVS = [("Conv1d", (3, 4, 3), {}, (2, 3, 9)),
                                                            enumerate(CONVS)])
 def test_conv_against_torch(name, args, kw, shape):
     pytest.importorskip("torch")
-    if not hasattr(nn.functional, "conv2d"):
-        pytest.skip("nn.functional.conv2d has not landed")
+    _need("conv2d")
     tm, m = _both(name, *args, **kw)
     _compare(tm, m, RNG.standard_normal(shape))
 
@@ -246,8 +245,7 @@ def test_conv_init_and_errors():
 
 def test_conv_transpose_output_size_against_torch():
     torch = pytest.importorskip("torch")
-    if not hasattr(nn.functional, "conv_transpose2d"):
-        pytest.skip("nn.functional.conv_transpose2d has not landed")
+    _need("conv_transpose2d")
     tm, m = _both("ConvTranspose2d", 2, 3, 3, stride=2)
     tm, m = tm.double(), m.double()
     _copy_in(tm, m)
@@ -291,16 +289,14 @@ POOLS = [("MaxPool1d", (3,), {}, (2, 3, 10)),
                                                            enumerate(POOLS)])
 def test_pool_pad_upsample_against_torch(name, args, kw, shape):
     pytest.importorskip("torch")
-    if not hasattr(nn.functional, "max_pool2d"):
-        pytest.skip("nn.functional pooling has not landed")
+    _need("max_pool2d")
     tm, m = _both(name, *args, **kw)
     _compare(tm, m, RNG.permutation(int(np.prod(shape))).reshape(shape) * 0.1 + 0.0)
 
 
 def test_maxpool_return_indices():
     torch = pytest.importorskip("torch")
-    if not hasattr(nn.functional, "max_pool2d"):
-        pytest.skip("nn.functional pooling has not landed")
+    _need("max_pool2d")
     x = RNG.standard_normal((2, 3, 6, 6))
     a, ai = torch.nn.MaxPool2d(2, return_indices=True)(torch.tensor(x))
     b, bi = nn.MaxPool2d(2, return_indices=True)(tp.tensor(x))
@@ -309,8 +305,7 @@ def test_maxpool_return_indices():
 
 
 def _need(fn):
-    if not hasattr(nn.functional, fn):
-        pytest.skip(f"nn.functional.{fn} has not landed")
+    assert hasattr(nn.functional, fn), f"nn.functional.{fn} is missing"
 
 
 @pytest.mark.parametrize("name,kw,shape", [
@@ -510,3 +505,16 @@ def test_distance_and_fold_against_torch(name, args, kw, shapes):
     _need("cosine_similarity" if name in ("CosineSimilarity", "PairwiseDistance") else "unfold")
     tm, m = _both(name, *args, **kw)
     _compare(tm, m, *[RNG.standard_normal(s) for s in shapes], rtol=1e-11, atol=1e-12)
+
+
+def test_bilinear_against_torch_and_init():
+    pytest.importorskip("torch")
+    tm, m = _both("Bilinear", 3, 4, 5)
+    _compare(tm, m, RNG.standard_normal((6, 3)), RNG.standard_normal((6, 4)))
+    tm, m = _both("Bilinear", 2, 2, 3, bias=False)
+    _compare(tm, m, RNG.standard_normal((2, 4, 2)), RNG.standard_normal((2, 4, 2)))
+    tp.manual_seed(0)
+    b = nn.Bilinear(16, 3, 50, dtype=tp.float64)
+    w = _np(b.weight)
+    assert b.weight.shape == (50, 16, 3) and np.all(np.abs(w) <= 0.25)
+    assert np.abs(w).max() > 0.24

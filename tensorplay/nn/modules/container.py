@@ -145,6 +145,7 @@ class Sequential(Module):
         return v
 
     def forward(self, input):
+        """Each module on the previous one's output, in order."""
         for module in self:
             input = module(input)
         return input
@@ -291,12 +292,15 @@ class ModuleDict(Module):
         return v
 
     def keys(self):
+        """The keys, in insertion order."""
         return self._modules.keys()
 
     def items(self):
+        """``(key, module)`` pairs, in insertion order."""
         return self._modules.items()
 
     def values(self):
+        """The modules, in insertion order."""
         return self._modules.values()
 
     def update(self, modules):
@@ -425,23 +429,29 @@ class ParameterDict(Module):
         return key in self._keys
 
     def keys(self):
+        """The keys, in insertion order."""
         return self._keys.keys()
 
     def items(self):
+        """``(key, parameter)`` pairs, in insertion order."""
         return ((k, self[k]) for k in self._keys)
 
     def values(self):
+        """The parameters, in insertion order."""
         return (self[k] for k in self._keys)
 
     def get(self, key, default=None):
+        """The parameter under ``key``, or ``default``."""
         return self[key] if key in self else default
 
     def pop(self, key):
+        """Remove ``key`` and return its parameter."""
         v = self[key]
         del self[key]
         return v
 
     def clear(self):
+        """Remove every entry."""
         for k in list(self._keys):
             del self[k]
 

@@ -30,16 +30,6 @@ def _empty(shape, device, dtype):
     return _creation.empty(tuple(shape), dtype=dtype, device=device)
 
 
-def _linear(input, weight, bias):
-    # F.linear comes with the nn.functional helpers' branch; until it lands, the
-    # same composition (matmul with W^T, plus b)
-    fn = getattr(F, "linear", None)
-    if fn is not None:
-        return fn(input, weight, bias)
-    out = input.matmul(weight.mT)
-    return out if bias is None else out + bias
-
-
 class Identity(Module):
     """Returns its input; takes (and ignores) any constructor arguments."""
 
@@ -88,7 +78,7 @@ class Linear(Module):
             init.uniform_(self.bias, -bound, bound)
 
     def forward(self, input):
-        return _linear(input, self.weight, self.bias)
+        return F.linear(input, self.weight, self.bias)
 
     def extra_repr(self):
         return (f"in_features={self.in_features}, out_features={self.out_features}, "

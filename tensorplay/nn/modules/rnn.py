@@ -32,16 +32,6 @@ __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell"
 _GATES = {"LSTM": 4, "GRU": 3, "RNN_TANH": 1, "RNN_RELU": 1}
 
 
-def _dropout(x, p, training):
-    fn = getattr(F, "dropout", None)      # nn.functional's, once that branch has landed
-    if fn is not None:
-        return fn(x, p, training)
-    if not training or p == 0:
-        return x
-    keep = tensorplay.bernoulli(tensorplay.full_like(x, 1 - p))
-    return x * keep / (1 - p)
-
-
 def _check_size(cls, name, v):
     if isinstance(v, bool) or not isinstance(v, int):
         raise TypeError(f"{name} should be of type int, got: {type(v).__name__}")
@@ -225,7 +215,7 @@ class RNNBase(Module):
                     f.append(s)
             x = outs[0] if num_directions == 1 else tensorplay.cat(outs, 2)
             if self.dropout and self.training and layer < self.num_layers - 1:
-                x = _dropout(x, self.dropout, True)
+                x = F.dropout(x, self.dropout, True)
         return x, [tensorplay.stack(f, 0) for f in finals]
 
     def _direction(self, x, init_states, weights, reverse):
