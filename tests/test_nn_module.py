@@ -462,6 +462,12 @@ def test_functional_call_replaces_and_restores():
     assert m.weight is w
 
 
+def test_functional_call_is_also_tensorplay_func_functional_call():
+    from tensorplay.func import functional_call      # torch.func's spelling
+    assert functional_call is nn.utils.functional_call
+    assert "functional_call" in dir(tp.func)
+
+
 def test_functional_call_tied_weights_and_per_sample_grads():
     lin, lin2 = nn.Linear(2, 2, bias=False), nn.Linear(2, 2, bias=False)
     lin2.weight = lin.weight                        # one Parameter in two modules

@@ -16,7 +16,7 @@ from tensorplay.func._jacobians import hessian, jacfwd, jacrev, linearize  # noq
 from tensorplay.func._transforms import grad, grad_and_value, jvp, vjp  # noqa: F401
 
 __all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian",
-           "linearize", "vmap"]
+           "linearize", "vmap", "functional_call"]
 
 
 def __getattr__(name):
@@ -25,8 +25,12 @@ def __getattr__(name):
         from tensorplay.func._vmap import vmap
         globals()["vmap"] = vmap
         return vmap
+    if name == "functional_call":       # torch.func's name for nn.utils.functional_call
+        from tensorplay.nn.utils.stateless import functional_call
+        globals()["functional_call"] = functional_call
+        return functional_call
     raise AttributeError(f"module 'tensorplay.func' has no attribute {name!r}")
 
 
 def __dir__():
-    return sorted(set(globals()) | {"vmap"})
+    return sorted(set(globals()) | {"vmap", "functional_call"})
