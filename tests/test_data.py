@@ -466,3 +466,11 @@ def test_tensor_dataset_fast_gather_gives_the_collated_batches():
         list(DataLoader(ds, batch_sampler=[[23]]))
     with pytest.raises(IndexError):
         list(DataLoader(Plain(x, y), batch_sampler=[[23]]))
+
+
+def test_the_data_benchmarks_run():
+    bench = pytest.importorskip("benchmarks.benchmarks.bench_data")
+    for path in ("gather", "general"):
+        b = bench.LoaderEpoch()
+        b.setup(path)
+        b.time_epoch(path)
