@@ -61,13 +61,13 @@ def test_cross_entropy_target_changed_before_backward(dtype):
 @pytest.mark.parametrize("bad", [-1, 4, 1 << 40, -(1 << 62)])
 def test_nll_kernels_check_each_target_where_they_read_it(bad):
     from tensorplay._kernels import nn as kn
-    logp = np.zeros((3, 4))
-    target = np.array([0, bad, 1])
+    logp = np.zeros((3, 4, 1))
+    target = np.array([[0], [bad], [1]])
     # the message shows the value the kernel read (not a second read of the array)
-    with pytest.raises(IndexError, match=rf"target\[1\] = {bad} is out of bounds for size 4"):
-        kn.nll_fwd(logp, target, 3, 1)
+    with pytest.raises(IndexError, match=rf"target\[1\] = {bad} is outside \[0, 4\)"):
+        kn.nll_fwd(logp, target, None, None, -100, 1)
     with pytest.raises(IndexError, match=rf"target\[1\] = {bad} is out"):
-        kn.nll_vjp(1.0, target, np.empty((3, 4)), 3, 1)
+        kn.nll_vjp(target, None, None, 1.0, True, np.empty((3, 4, 1)), -100, 1)
 
 
 def test_targets_that_change_after_validation_raise_not_crash(monkeypatch):

@@ -247,7 +247,7 @@ def test_load_state_dict_errors_leave_module_unchanged():
     with pytest.raises(TypeError, match="Expected state_dict to be dict-like"):
         m.load_state_dict([1, 2])
     with pytest.raises(RuntimeError, match="expected tensorplay.Tensor"):
-        m.load_state_dict({"weight": np.zeros((3, 2)), "bias": tp.zeros(3)})
+        m.load_state_dict({"weight": [[0.0] * 2] * 3, "bias": tp.zeros(3)})
     res = m.load_state_dict({"weight": tp.ones(3, 2), "extra": tp.zeros(1)}, strict=False)
     assert res.missing_keys == ["bias"] and res.unexpected_keys == ["extra"]
     assert np.all(m.weight.detach().numpy() == 1)
@@ -404,9 +404,85 @@ def test_against_torch_state_dict_and_repr():
     for (k, tp_), (_, p) in zip(tm.named_parameters(), m.named_parameters()):
         assert np.allclose(tp_.grad.numpy(), p.grad.numpy(), rtol=1e-12, atol=1e-13), k
     assert np.allclose(tx.grad.numpy(), px.grad.numpy(), rtol=1e-12, atol=1e-13)
+    # a torch state_dict loads as it is (values through __array__), and numpy arrays
+    m2 = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 2)).double()
+    m2.load_state_dict(tm.state_dict())
+    assert np.array_equal(m2(px).detach().numpy(), py.detach().numpy())
+    m2.load_state_dict({k: v.numpy() for k, v in tm.state_dict().items()})
+    assert np.array_equal(m2(px).detach().numpy(), py.detach().numpy())
     # the same error text (up to the library's name)
     with pytest.raises(RuntimeError) as te:
         tm.load_state_dict({"0.weight": torch.zeros(1)})
     with pytest.raises(RuntimeError) as pe:
         m.load_state_dict({"0.weight": tp.zeros(1)})
     assert re.sub("torch", "tensorplay", str(te.value)) == str(pe.value)
+
+
+def test_module_pickles_and_saves(tmp_path):
+    m = nn.Sequential(nn.Linear(3, 2), nn.ReLU())
+    m2 = pickle.loads(pickle.dumps(m))
+    x = tp.randn(4, 3)
+    assert np.array_equal(m(x).detach().numpy(), m2(x).detach().numpy())
+    assert isinstance(m2[0].weight, nn.Parameter) and m2[0].weight.requires_grad
+    assert repr(m2) == repr(m)
+
+
+def test_buffers_follow_dtype_and_state():
+    m = nn.Module()
+    m.register_buffer("count", tp.tensor(3))
+    m.register_buffer("stat", tp.zeros(2))
+    m.double()
+    assert m.count.dtype == tp.int64 and m.stat.dtype == tp.float64
+    m.register_buffer("stat", None)
+    assert "stat" not in m.state_dict()
+    assert list(m.state_dict()) == ["count"]
+
+
+# ---------------------------------------------------------------- functional_call
+def test_functional_call_replaces_and_restores():
+    m = nn.Linear(3, 2)
+    w, b = m.weight, m.bias
+    new_w = tp.ones(2, 3, requires_grad=True)
+    x = tp.randn(4, 3)
+    out = nn.utils.functional_call(m, {"weight": new_w}, (x,))
+    assert np.allclose(out.detach().numpy(), x.numpy().sum(1, keepdims=True)
+                       + b.detach().numpy(), atol=1e-6)
+    assert m.weight is w and isinstance(m.weight, nn.Parameter)     # restored
+    out.sum().backward()
+    assert np.allclose(new_w.grad.numpy(), np.tile(x.numpy().sum(0), (2, 1)), atol=1e-5)
+    assert w.grad is None
+    with pytest.raises(RuntimeError, match="Unexpected key\\(s\\): 'nope'"):
+        nn.utils.functional_call(m, {"nope": tp.ones(1)}, x)
+    with pytest.raises(RuntimeError, match="Missing key\\(s\\): 'bias'"):
+        nn.utils.functional_call(m, {"weight": new_w}, x, strict=True)
+    with pytest.raises(RuntimeError, match="appeared in multiple dictionaries"):
+        nn.utils.functional_call(m, ({"weight": new_w}, {"weight": new_w}), x)
+    with pytest.raises(RuntimeError):                       # forward fails: still restored
+        nn.utils.functional_call(m, {"weight": tp.ones(2, 5)}, x)
+    assert m.weight is w
+
+
+def test_functional_call_tied_weights_and_per_sample_grads():
+    lin, lin2 = nn.Linear(2, 2, bias=False), nn.Linear(2, 2, bias=False)
+    lin2.weight = lin.weight                        # one Parameter in two modules
+    tied = nn.Sequential(lin, lin2)
+    x = tp.randn(3, 2)
+    eye = tp.eye(2)
+    assert np.allclose(nn.utils.functional_call(tied, {"0.weight": eye}, x).detach().numpy(),
+                       x.numpy())
+    out = nn.utils.functional_call(tied, {"0.weight": eye}, x, tie_weights=False)
+    assert np.allclose(out.detach().numpy(), x.numpy() @ lin.weight.detach().numpy().T,
+                       atol=1e-6)
+    from tensorplay.func import grad, vmap
+    m = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 1)).double()
+    params = {k: v.detach() for k, v in m.named_parameters()}
+    xs, ys = tp.randn(5, 3, dtype=tp.float64), tp.randn(5, 1, dtype=tp.float64)
+
+    def loss(p, xi, yi):
+        return ((nn.utils.functional_call(m, p, xi.unsqueeze(0)) - yi) ** 2).sum()
+    g = vmap(grad(loss), in_dims=(None, 0, 0))(params, xs, ys)
+    for i in range(5):
+        m.zero_grad()
+        ((m(xs[i:i + 1]) - ys[i]) ** 2).sum().backward()
+        for k, p in m.named_parameters():
+            assert np.allclose(g[k][i].numpy(), p.grad.numpy(), rtol=1e-12, atol=1e-14)

@@ -87,7 +87,8 @@ def test_non_contiguous_input(dtype):
 
 
 def test_threaded_and_serial_kernels_agree():
-    x = _t(distinct(np.random.default_rng(4), (4, 8, 40, 40)))
+    # 4 * 8 * 64 * 64 = 131072 elements: above 2 * GRAIN, so n = 2 runs two threads
+    x = _t(distinct(np.random.default_rng(4), (4, 8, 64, 64)))
     old = tp.get_num_threads()
     try:
         results = []
@@ -96,8 +97,12 @@ def test_threaded_and_serial_kernels_agree():
             xr = x.detach().requires_grad_()
             y, idx = F.max_pool2d(xr, 3, 2, 1, return_indices=True)
             a = F.avg_pool2d(xr, 3, 2, 1)
-            (y.sum() + (a * a).sum()).backward()
+            r = F.pad(xr, (2, 1, 1, 2), mode="reflect")
+            b = F.interpolate(xr, size=(57, 31), mode="bilinear")
+            n = F.interpolate(xr, scale_factor=1.5)
+            (y.sum() + (a * a).sum() + (r * r).sum() + (b * b).sum() + n.sum()).backward()
             results.append((y.detach().numpy(), idx.numpy(), a.detach().numpy(),
+                            r.detach().numpy(), b.detach().numpy(), n.detach().numpy(),
                             xr.grad.numpy()))
     finally:
         tp.set_num_threads(old)
@@ -279,3 +284,164 @@ def test_bad_indices_raise_index_errors():
         max_pool_gather(tp.ones(1, 1, 2, 2), tp.tensor([[[[4]]]]))
     with pytest.raises(RuntimeError, match="indices of shape"):
         max_pool_backward(g, tp.tensor([[[[0, 1]]]]), (4, 4))
+
+
+# ---------------------------------------------------------------- pad
+from op_table.resample import ref_interpolate, ref_pad  # noqa: E402
+
+_PAD_CASES = [((2, 3, 5), (2, 1), m) for m in ("constant", "reflect", "replicate", "circular")] + [
+    ((1, 2, 4, 5), (-1, 3, 2, -1), "reflect"), ((1, 2, 4, 5), (-1, 3, 2, -1), "circular"),
+    ((1, 2, 4, 5), (-2, 1, 0, 3), "replicate"), ((2, 4, 5), (3, 3, 3, 3), "circular"),
+    ((1, 1, 2, 3, 4), (1, 2, 1, 0, 1, 1), "reflect"), ((2, 3), (1, -1, 2, 2), "constant"),
+    ((2, 5), (-5, 1), "replicate"), ((3, 2, 2, 2), (1, 1, 1, 1, 1, 1, 1, 1), "constant")]
+
+
+@pytest.mark.parametrize("shape,pad,mode", _PAD_CASES,
+                         ids=[f"{m}-{p}" for _, p, m in _PAD_CASES])
+def test_pad_against_numpy_and_torch(shape, pad, mode):
+    x = np.random.default_rng(11).standard_normal(shape)
+    y = F.pad(_t(x), pad, mode=mode)
+    np.testing.assert_array_equal(y.numpy(), ref_pad(x, pad, mode))
+    try:
+        import torch
+    except ImportError:
+        return
+    np.testing.assert_array_equal(
+        y.numpy(), torch.nn.functional.pad(torch.from_numpy(x), pad, mode=mode).numpy())
+
+
+def test_constant_pad_of_integer_and_bool_tensors():
+    x = tp.tensor([[1, 2], [3, 4]])
+    y = F.pad(x, (1, 0), value=7)
+    assert y.dtype is tp.int64 and y.tolist() == [[7, 1, 2], [7, 3, 4]]
+    b = F.pad(tp.tensor([True, False]), (1, 1))
+    assert b.tolist() == [False, True, False, False]
+    with pytest.raises(RuntimeError, match="cannot be converted"):
+        F.pad(x, (1, 0), value=2.5)
+    with pytest.raises(NotImplementedError, match="float32 and float64"):
+        F.pad(x, (1, 0), mode="reflect")
+
+
+def test_pad_gradient_sums_the_copies():
+    x = _t(np.arange(4.0).reshape(1, 4)).requires_grad_()
+    y = F.pad(x, (2, 1), mode="reflect")           # [2, 1, 0, 1, 2, 3, 2]
+    assert y.detach().tolist() == [[2.0, 1.0, 0.0, 1.0, 2.0, 3.0, 2.0]]
+    y.sum().backward()
+    assert x.grad.tolist() == [[1.0, 2.0, 3.0, 1.0]]
+
+
+_PAD_ERRORS = [
+    ("odd", RuntimeError, "divisible by 2", lambda f, x: f.pad(x, (1, 2, 3))),
+    ("too_long", RuntimeError, "two times the input dimension", lambda f, x: f.pad(x, (1,) * 10)),
+    ("reflect_big", RuntimeError, "Padding size should be less than",
+     lambda f, x: f.pad(x, (4, 1, 0, 0), mode="reflect")),
+    ("circular_twice", RuntimeError, "wrapping around more than once",
+     lambda f, x: f.pad(x, (5, 1, 0, 0), mode="circular")),
+    ("negative_out", RuntimeError, "negative output size", lambda f, x: f.pad(x, (-3, -2))),
+    ("non_constant_dims", NotImplementedError, "Padding size|non-constant",
+     lambda f, x: f.pad(x, (1, 1), mode="reflect")),
+    ("value_with_reflect", RuntimeError, "doesn't take in value",
+     lambda f, x: f.pad(x, (1, 1, 1, 1), mode="reflect", value=2.0)),
+    ("mode", NotImplementedError, "mode", lambda f, x: f.pad(x, (1, 1), mode="wrap")),
+    ("float_pad", TypeError, "pad", lambda f, x: f.pad(x, (1.5, 1))),
+]
+
+
+@pytest.mark.parametrize("name,exc,match,call", _PAD_ERRORS, ids=[e[0] for e in _PAD_ERRORS])
+def test_pad_errors_match_torch(name, exc, match, call):
+    test_errors_match_torch(name, exc, match, call)
+
+
+# ---------------------------------------------------------------- interpolate
+_INTERP_CASES = [dict(size=(5, 7)), dict(size=(3, 2)), dict(size=(8, 10)), dict(size=(9, 11)),
+                 dict(scale_factor=2), dict(scale_factor=(1.5, 0.7)),
+                 dict(scale_factor=1.3, recompute_scale_factor=True),
+                 dict(size=(7, 9), mode="bilinear"), dict(size=(3, 2), mode="bilinear"),
+                 dict(size=(7, 9), mode="bilinear", align_corners=True),
+                 dict(size=(1, 1), mode="bilinear", align_corners=True),
+                 dict(scale_factor=(2.5, 1.5), mode="bilinear"),
+                 dict(scale_factor=1.7, mode="bilinear", recompute_scale_factor=True)]
+
+
+@pytest.mark.parametrize("kw", _INTERP_CASES, ids=lambda kw: "-".join(map(str, kw.values())))
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_interpolate_against_torch(kw, dtype):
+    torch = pytest.importorskip("torch")
+    x = np.random.default_rng(12).standard_normal((2, 3, 6, 5)).astype(dtype)
+    y = F.interpolate(tp.from_numpy(x), **kw)
+    ty = torch.nn.functional.interpolate(torch.from_numpy(x), **kw)
+    tol = 1e-6 if dtype == np.float32 else 1e-13
+    np.testing.assert_allclose(y.numpy(), ty.numpy(), rtol=tol, atol=tol)
+    y1 = F.interpolate(tp.from_numpy(x[:, :, 0]), size=11,
+                       mode="linear" if "mode" in kw else "nearest")
+    ty1 = torch.nn.functional.interpolate(torch.from_numpy(x[:, :, 0]), size=11,
+                                          mode="linear" if "mode" in kw else "nearest")
+    np.testing.assert_allclose(y1.numpy(), ty1.numpy(), rtol=tol, atol=tol)
+
+
+def test_interpolate_against_the_formula_without_torch():
+    x = np.random.default_rng(13).standard_normal((1, 2, 4, 5))
+    for kw in (dict(size=(7, 3)), dict(size=(6, 8), mode="bilinear"),
+               dict(size=(6, 8), mode="bilinear", align_corners=True)):
+        np.testing.assert_allclose(F.interpolate(_t(x), **kw).numpy(),
+                                   ref_interpolate(x, **kw), rtol=1e-13, atol=1e-13)
+    # nearest upsampling by 2 repeats every pixel
+    np.testing.assert_array_equal(F.interpolate(_t(x), scale_factor=2).numpy(),
+                                  x.repeat(2, axis=2).repeat(2, axis=3))
+
+
+_INTERP_ERRORS = [
+    ("both", ValueError, "only one of size or scale_factor",
+     lambda f, x: f.interpolate(x, size=3, scale_factor=2)),
+    ("neither", ValueError, "either size or scale_factor", lambda f, x: f.interpolate(x)),
+    ("size_len", ValueError, "same number of spatial dimensions",
+     lambda f, x: f.interpolate(x, size=(3,))),
+    ("align_nearest", ValueError, "align_corners option",
+     lambda f, x: f.interpolate(x, size=3, align_corners=True)),
+    ("bilinear_3d", NotImplementedError, "bilinear mode needs 4D",
+     lambda f, x: f.interpolate(x[0], size=3, mode="bilinear")),
+    ("linear_4d", NotImplementedError, "linear mode needs 3D",
+     lambda f, x: f.interpolate(x, size=3, mode="linear")),
+    ("2d_input", NotImplementedError, "Input Error", lambda f, x: f.interpolate(x[0, 0], size=3)),
+    ("zero_size", RuntimeError, "greater than 0", lambda f, x: f.interpolate(x, size=0)),
+    ("tiny_scale", RuntimeError, "greater than 0",
+     lambda f, x: f.interpolate(x, scale_factor=0.1)),
+    ("recompute_with_size", ValueError, "recompute_scale_factor",
+     lambda f, x: f.interpolate(x, size=3, recompute_scale_factor=True)),
+    ("mode", NotImplementedError, "foo", lambda f, x: f.interpolate(x, size=3, mode="foo")),
+    ("no_channels", RuntimeError, "Non-empty", lambda f, x: f.interpolate(x[:, :0], size=3)),
+]
+
+
+@pytest.mark.parametrize("name,exc,match,call", _INTERP_ERRORS,
+                         ids=[e[0] for e in _INTERP_ERRORS])
+def test_interpolate_errors_match_torch(name, exc, match, call):
+    test_errors_match_torch(name, exc, match, call)
+
+
+def test_interpolate_gradients_and_tangents_are_adjoint():
+    rng = np.random.default_rng(14)
+    for kw in (dict(size=(7, 3)), dict(size=(5, 9), mode="bilinear", align_corners=True)):
+        x = rng.standard_normal((2, 2, 4, 5))
+        t = rng.standard_normal(x.shape)
+        xt = _t(x).requires_grad_()
+        y = F.interpolate(xt, **kw)
+        u = rng.standard_normal(tuple(y.shape))
+        (g,) = tp.autograd.grad(y, xt, _t(u))
+        with fwAD.dual_level():
+            jt = fwAD.unpack_dual(F.interpolate(fwAD.make_dual(_t(x), _t(t)), **kw)).tangent
+        assert abs((g.numpy() * t).sum() - (u * jt.numpy()).sum()) < 1e-12
+
+
+def test_memoized_checks_still_tell_bools_from_ints():
+    x = tp.zeros(1, 1, 4, 4)
+    F.max_pool2d(x, 2, ceil_mode=True)
+    F.max_pool2d(x, (1, 1))
+    F.avg_pool2d(x, 2, count_include_pad=True)
+    with pytest.raises(TypeError, match="ceil_mode"):
+        F.max_pool2d(x, 2, ceil_mode=1)
+    with pytest.raises(TypeError, match="kernel_size"):
+        F.max_pool2d(x, (1, True))
+    with pytest.raises(TypeError, match="count_include_pad"):
+        F.avg_pool2d(x, 2, count_include_pad=1)
+    assert F.max_pool2d(x, [2, 2]).shape == (1, 1, 2, 2)      # lists: not cached, fine

@@ -231,3 +231,24 @@ def test_cells_against_torch(cls, kw):
     unb = m(tp.tensor(x[0]))
     unb = unb if isinstance(unb, tuple) else (unb,)
     assert np.allclose(_np(unb[0]), _np(po[0][0]), atol=1e-14)
+
+
+def test_pad_sequence():
+    from tensorplay.nn.utils.rnn import pad_sequence
+    a, b = tp.ones(3, 2, requires_grad=True), tp.full((1, 2), 2.0, requires_grad=True)
+    p = pad_sequence([a, b])
+    assert p.shape == (3, 2, 2)
+    assert np.array_equal(_np(p)[:, 1, 0], [2, 0, 0])
+    q = pad_sequence([a, b], batch_first=True, padding_value=-1.0, padding_side="left")
+    assert q.shape == (2, 3, 2) and np.array_equal(_np(q)[1, :, 0], [-1, -1, 2])
+    q.sum().backward()
+    assert np.all(b.grad.numpy() == 1) and np.all(a.grad.numpy() == 1)
+    with pytest.raises(RuntimeError, match="every sequence must be"):
+        pad_sequence([tp.ones(2, 3), tp.ones(2, 4)])
+    with pytest.raises(ValueError, match="padding_side"):
+        pad_sequence([a], padding_side="up")
+    torch = pytest.importorskip("torch")
+    xs = [np.random.default_rng(i).standard_normal((n, 3)) for i, n in enumerate([4, 2, 5])]
+    t = torch.nn.utils.rnn.pad_sequence([torch.tensor(x) for x in xs], batch_first=True)
+    assert np.array_equal(t.numpy(), _np(pad_sequence([tp.tensor(x) for x in xs],
+                                                      batch_first=True)))

@@ -26,6 +26,8 @@ FALLBACK = {
     "linalg_lstsq",
     "nll_loss",         # reduces over its own batch dim
     "nll_loss_backward",
+    "batch_norm",           # statistics over its own batch dim
+    "batch_norm_backward",
 }
 
 # Op-table rows whose public function reads tensor values in a way vmap cannot

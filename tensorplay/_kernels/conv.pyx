@@ -18,11 +18,18 @@
 #    plane, which only that task writes: no races, no atomics.
 # c) swap01: dst[b, a, l] = src[a, b, l] (+ bias[a]), the transposes between the
 #    GEMM's (O, N, L) layout and the (N, O, L) layout of an NCHW tensor.
-# All loops are over tasks of one contiguous row each (l innermost); prange with
-# one thread per GRAIN elements (_openmp_helpers.pxd), the GIL released.  No
-# kernel here reads an index array.  Directives are set in setup.py.
+# d) The entry points take ndarrays and work on raw pointers (float32 or float64,
+#    dispatched once on the dtype): the layers of a small CNN run at sizes where
+#    building typed memoryviews and matching fused signatures would cost more
+#    than the copy.  They check shapes, dtypes and layouts (ValueError) before
+#    touching memory.  Tasks: (window element, block of samples) for im2col,
+#    (sample, channel) planes for col2im, (b, a) rows for swap01; integer
+#    divisions once per task.  prange with one thread per GRAIN elements
+#    (_openmp_helpers.pxd), the GIL released.  No kernel here reads an index
+#    array.  Directives are set in setup.py.
 cimport numpy as cnp
 from cython cimport floating
+from libc.stdint cimport uintptr_t
 from cython.parallel cimport prange
 from libc.string cimport memcpy, memset
 
@@ -48,66 +55,148 @@ cdef inline void _span(Py_ssize_t off, Py_ssize_t s, Py_ssize_t size, Py_ssize_t
     hi[0] = b
 
 
-cdef void _im2col_row(const floating* plane, floating* dst, Py_ssize_t H, Py_ssize_t W,
-                      Py_ssize_t Ho, Py_ssize_t Wo, Py_ssize_t ki, Py_ssize_t kj,
-                      Py_ssize_t sh, Py_ssize_t sw, Py_ssize_t pt, Py_ssize_t pl,
-                      Py_ssize_t dh, Py_ssize_t dw) noexcept nogil:
-    """dst[oh * Wo + ow] := plane[oh*sh - pt + ki*dh, ow*sw - pl + kj*dw] (0 outside)."""
-    cdef Py_ssize_t oh, ow, ih, lo, hi
+cdef void _im2col_rows(const floating* x0, Py_ssize_t xn, floating* cols0, Py_ssize_t cn,
+                       Py_ssize_t n0, Py_ssize_t n1, Py_ssize_t H, Py_ssize_t W,
+                       Py_ssize_t Ho, Py_ssize_t Wo, Py_ssize_t ki, Py_ssize_t kj,
+                       Py_ssize_t sh, Py_ssize_t sw, Py_ssize_t pt, Py_ssize_t pl,
+                       Py_ssize_t dh, Py_ssize_t dw) noexcept nogil:
+    """For samples n in [n0, n1): cols0[n * cn + oh * Wo + ow] :=
+    x0[n * xn + ih * W + iw], ih = oh*sh - pt + ki*dh, iw = ow*sw - pl + kj*dw
+    (0 outside).  Plain loops, not memcpy/memset: rows are short."""
+    cdef Py_ssize_t n, oh, ow, ih, lo, hi
     cdef Py_ssize_t off = kj * dw - pl
     cdef const floating* row
     cdef floating* d
+    cdef Py_ssize_t a, b, i, shift
     _span(off, sw, W, Wo, &lo, &hi)
-    for oh in range(Ho):
-        ih = oh * sh - pt + ki * dh
-        d = dst + oh * Wo
-        if ih < 0 or ih >= H or lo == hi:
-            memset(d, 0, Wo * sizeof(floating))
-            continue
-        row = plane + ih * W
-        if lo:
-            memset(d, 0, lo * sizeof(floating))
-        if sw == 1:
-            memcpy(d + lo, row + lo + off, (hi - lo) * sizeof(floating))
-        else:
-            for ow in range(lo, hi):
-                d[ow] = row[ow * sw + off]
-        if hi < Wo:
-            memset(d + hi, 0, (Wo - hi) * sizeof(floating))
+    if sh == 1 and sw == 1 and Wo == W:
+        # stride 1, width kept ('same'-like): the window is the flattened plane
+        # shifted by one offset, so one long loop copies every valid row; the
+        # columns outside [lo, hi) (which the shift wraps to the neighbour row)
+        # and the rows outside [a, b) are zeroed after it
+        _span(ki * dh - pt, 1, H, Ho, &a, &b)
+        shift = (ki * dh - pt) * W + off
+        for n in range(n0, n1):
+            d = cols0 + n * cn
+            row = x0 + n * xn
+            if a == b or lo == hi:
+                for i in range(Ho * Wo):
+                    d[i] = 0
+                continue
+            for i in range(a * Wo):
+                d[i] = 0
+            for i in range(a * Wo + lo, (b - 1) * Wo + hi):
+                d[i] = row[i + shift]
+            for oh in range(a, b):
+                for ow in range(lo):
+                    d[oh * Wo + ow] = 0
+                for ow in range(hi, Wo):
+                    d[oh * Wo + ow] = 0
+            for i in range(b * Wo, Ho * Wo):
+                d[i] = 0
+        return
+    for n in range(n0, n1):
+        for oh in range(Ho):
+            ih = oh * sh - pt + ki * dh
+            d = cols0 + n * cn + oh * Wo
+            if ih < 0 or ih >= H or lo == hi:
+                for ow in range(Wo):
+                    d[ow] = 0
+                continue
+            row = x0 + n * xn + ih * W
+            for ow in range(lo):
+                d[ow] = 0
+            if sw == 1:
+                for ow in range(lo, hi):
+                    d[ow] = row[ow + off]
+            else:
+                for ow in range(lo, hi):
+                    d[ow] = row[ow * sw + off]
+            for ow in range(hi, Wo):
+                d[ow] = 0
 
 
-def im2col(const floating[:, :, :, ::1] x,     # IN  (N, C, H, W), C-contiguous
-           floating[:, :, :] cols,              # OUT [r, n, l]: (C*kh*kw, N, Ho*Wo) view
+
+cdef void _im2col_all(const floating* x, floating* cols, Py_ssize_t cr, Py_ssize_t cn,
+                      Py_ssize_t N, Py_ssize_t C, Py_ssize_t H, Py_ssize_t W,
+                      Py_ssize_t kh, Py_ssize_t kw, Py_ssize_t sh, Py_ssize_t sw,
+                      Py_ssize_t pt, Py_ssize_t pl, Py_ssize_t dh, Py_ssize_t dw,
+                      Py_ssize_t Ho, Py_ssize_t Wo, int nt) noexcept nogil:
+    cdef Py_ssize_t kk = kh * kw, R = C * kh * kw, task, r, c, k, P, per, n0, i
+    P = 1 if nt == 1 else min(N, (4 * nt + R - 1) // R)
+    per = (N + P - 1) // P
+    for task in prange(R * P, schedule='static', num_threads=nt):
+        r = task // P
+        n0 = (task % P) * per
+        c = r // kk
+        k = r % kk
+        if n0 < N:
+            _im2col_rows(x + c * H * W, C * H * W, cols + r * cr, cn, n0, min(n0 + per, N),
+                         H, W, Ho, Wo, k // kw, k % kw, sh, sw, pt, pl, dh, dw)
+
+
+cdef int _kind(cnp.ndarray a) except -1:
+    """0 for float32, 1 for float64, else ValueError."""
+    cdef int t = cnp.PyArray_TYPE(a)
+    if t == cnp.NPY_FLOAT:
+        return 0
+    if t == cnp.NPY_DOUBLE:
+        return 1
+    raise ValueError(f"conv kernels: float32 or float64 arrays, got {a.dtype}")
+
+
+cdef Py_ssize_t _elems(cnp.ndarray a, int dim, Py_ssize_t item) except -1:
+    """Stride of dim in elements (ValueError when it is not a whole number)."""
+    cdef Py_ssize_t s = cnp.PyArray_STRIDE(a, dim)
+    if s % item:
+        raise ValueError("conv kernels: strides must be whole elements")
+    return s // item
+
+
+def im2col(cnp.ndarray x not None,        # IN  (N, C, H, W), C-contiguous
+           cnp.ndarray cols not None,     # OUT [r, n, l]: (C*kh*kw, N, Ho*Wo), l contiguous
            Py_ssize_t kh, Py_ssize_t kw, Py_ssize_t sh, Py_ssize_t sw,
            Py_ssize_t pt, Py_ssize_t pl, Py_ssize_t dh, Py_ssize_t dw,
            Py_ssize_t Ho, Py_ssize_t Wo, int n_threads):
     """cols[(c, ki, kj), n, (oh, ow)] := x[n, c, oh*sh - pt + ki*dh, ow*sw - pl + kj*dw]
-    (0 outside the input).  cols may be any view whose last dim is contiguous (ValueError otherwise);
-    the caller checks the shapes."""
-    cdef Py_ssize_t N = x.shape[0], C = x.shape[1], H = x.shape[2], W = x.shape[3]
-    cdef Py_ssize_t kk = kh * kw, R = C * kh * kw, task, r, n, c, k
+    (0 outside the input).  cols may be any writeable view whose last dim is
+    contiguous.
+
+    Raises:
+        ValueError: dtypes that are not one float dtype, shapes that do not
+        match, a non-contiguous x or last dim of cols, a read-only cols.
+    """
+    cdef int kind = _kind(x)
+    cdef Py_ssize_t item = 4 if kind == 0 else 8, N, C, H, W, R, r, n, i, cr, cn
     cdef int nt
+    if _kind(cols) != kind or cnp.PyArray_NDIM(x) != 4 or cnp.PyArray_NDIM(cols) != 3:
+        raise ValueError("im2col: x (N, C, H, W) and cols (R, N, L) of one float dtype")
+    N, C, H, W = x.shape[0], x.shape[1], x.shape[2], x.shape[3]
+    R = C * kh * kw
     if cols.shape[0] != R or cols.shape[1] != N or cols.shape[2] != Ho * Wo:
-        raise ValueError(f"im2col: cols of shape {tuple(cols.shape)[:3]} for "
+        raise ValueError(f"im2col: cols of shape {(<object>cols).shape} for "
                          f"({R}, {N}, {Ho * Wo})")
+    if not cnp.PyArray_IS_C_CONTIGUOUS(x) or not cnp.PyArray_ISWRITEABLE(cols):
+        raise ValueError("im2col: x must be C-contiguous and cols writeable")
     if R == 0 or N == 0 or Ho * Wo == 0:
         return
-    if Ho * Wo > 1 and cols.strides[2] != sizeof(floating):
+    if Ho * Wo > 1 and cnp.PyArray_STRIDE(cols, 2) != item:
         raise ValueError("im2col: the last dim of cols must be contiguous")
+    cr, cn = _elems(cols, 0, item), _elems(cols, 1, item)
     if H == 0 or W == 0:            # nothing to read: every window is padding
         for r in range(R):
             for n in range(N):
-                memset(&cols[r, n, 0], 0, Ho * Wo * sizeof(floating))
+                memset(<char*>cnp.PyArray_DATA(cols) + (r * cr + n * cn) * item, 0,
+                       Ho * Wo * item)
         return
     nt = _threads_for(R * N * Ho * Wo, GRAIN, n_threads)
     with nogil:
-        for task in prange(R * N, schedule='static', num_threads=nt):
-            r = task // N
-            n = task % N
-            c = r // kk
-            k = r % kk
-            _im2col_row(&x[n, c, 0, 0], &cols[r, n, 0], H, W, Ho, Wo, k // kw, k % kw,
-                        sh, sw, pt, pl, dh, dw)
+        if kind == 0:
+            _im2col_all(<const float*>cnp.PyArray_DATA(x), <float*>cnp.PyArray_DATA(cols),
+                        cr, cn, N, C, H, W, kh, kw, sh, sw, pt, pl, dh, dw, Ho, Wo, nt)
+        else:
+            _im2col_all(<const double*>cnp.PyArray_DATA(x), <double*>cnp.PyArray_DATA(cols),
+                        cr, cn, N, C, H, W, kh, kw, sh, sw, pt, pl, dh, dw, Ho, Wo, nt)
 
 
 cdef void _col2im_plane(const floating* src, Py_ssize_t rstride, floating* plane,
@@ -140,77 +229,129 @@ cdef void _col2im_plane(const floating* src, Py_ssize_t rstride, floating* plane
                         row[ow * sw + off] += s[oh * Wo + ow]
 
 
-def col2im(const floating[:, :, :] cols,       # IN  [r, n, l]: (C*kh*kw, N, Ho*Wo) view
-           floating[:, :, :, ::1] out,          # OUT (N, C, H, W), C-contiguous
-           const floating[::1] bias,            # IN  (C,) added to every pixel, or (0,)
+cdef void _col2im_all(const floating* cols, Py_ssize_t cr, Py_ssize_t cn,
+                      floating* out, const floating* bias, Py_ssize_t N, Py_ssize_t C,
+                      Py_ssize_t H, Py_ssize_t W, Py_ssize_t kh, Py_ssize_t kw,
+                      Py_ssize_t sh, Py_ssize_t sw, Py_ssize_t pt, Py_ssize_t pl,
+                      Py_ssize_t dh, Py_ssize_t dw, Py_ssize_t Ho, Py_ssize_t Wo,
+                      int nt) noexcept nogil:
+    cdef Py_ssize_t kk = kh * kw, task, n, c, i, HW = H * W
+    cdef floating b
+    cdef floating* plane
+    for task in prange(N * C, schedule='static', num_threads=nt):
+        n = task // C
+        c = task % C
+        plane = out + task * HW
+        b = bias[c] if bias != NULL else 0
+        for i in range(HW):
+            plane[i] = b
+        _col2im_plane(cols + c * kk * cr + n * cn, cr, plane, kh, kw, H, W, Ho, Wo,
+                      sh, sw, pt, pl, dh, dw)
+
+
+def col2im(cnp.ndarray cols not None,     # IN  [r, n, l]: (C*kh*kw, N, Ho*Wo), l contiguous
+           cnp.ndarray out not None,      # OUT (N, C, H, W), C-contiguous
+           object bias,                   # IN  (C,) added to every pixel, or None
            Py_ssize_t kh, Py_ssize_t kw, Py_ssize_t sh, Py_ssize_t sw,
            Py_ssize_t pt, Py_ssize_t pl, Py_ssize_t dh, Py_ssize_t dw,
            Py_ssize_t Ho, Py_ssize_t Wo, int n_threads):
     """out[n, c, ih, iw] := bias[c] + sum over the (ki, kj, oh, ow) with
     oh*sh - pt + ki*dh == ih and ow*sw - pl + kj*dw == iw of
-    cols[(c, ki, kj), n, (oh, ow)]: the adjoint of im2col."""
-    cdef Py_ssize_t N = out.shape[0], C = out.shape[1], H = out.shape[2], W = out.shape[3]
-    cdef Py_ssize_t kk = kh * kw, task, n, c, i, HW = H * W
-    cdef Py_ssize_t rstride = cols.strides[0] // sizeof(floating)
-    cdef bint has_bias = bias.shape[0] != 0
-    cdef floating b
-    cdef floating* plane
+    cols[(c, ki, kj), n, (oh, ow)]: the adjoint of im2col.
+
+    Raises:
+        ValueError: as im2col; a bias that is not a contiguous (C,) array of the
+        dtype.
+    """
+    cdef int kind = _kind(out)
+    cdef Py_ssize_t item = 4 if kind == 0 else 8, N, C, H, W, cr = 0, cn = 0
+    cdef cnp.ndarray b
+    cdef void* pb = NULL
     cdef int nt
-    if cols.shape[0] != C * kk or cols.shape[1] != N or cols.shape[2] != Ho * Wo:
-        raise ValueError(f"col2im: cols of shape {tuple(cols.shape)[:3]} for "
-                         f"({C * kk}, {N}, {Ho * Wo})")
-    if has_bias and bias.shape[0] != C:
-        raise ValueError(f"col2im: bias of {bias.shape[0]} entries for {C} channels")
-    if N == 0 or C == 0 or HW == 0:
+    if _kind(cols) != kind or cnp.PyArray_NDIM(out) != 4 or cnp.PyArray_NDIM(cols) != 3:
+        raise ValueError("col2im: cols (R, N, L) and out (N, C, H, W) of one float dtype")
+    N, C, H, W = out.shape[0], out.shape[1], out.shape[2], out.shape[3]
+    if cols.shape[0] != C * kh * kw or cols.shape[1] != N or cols.shape[2] != Ho * Wo:
+        raise ValueError(f"col2im: cols of shape {(<object>cols).shape} for "
+                         f"({C * kh * kw}, {N}, {Ho * Wo})")
+    if not cnp.PyArray_IS_C_CONTIGUOUS(out) or not cnp.PyArray_ISWRITEABLE(out):
+        raise ValueError("col2im: out must be C-contiguous and writeable")
+    if bias is not None:
+        b = <cnp.ndarray?>bias
+        if (_kind(b) != kind or cnp.PyArray_NDIM(b) != 1 or b.shape[0] != C
+                or not cnp.PyArray_IS_C_CONTIGUOUS(b)):
+            raise ValueError(f"col2im: bias must be a contiguous ({C},) array of {out.dtype}")
+        pb = cnp.PyArray_DATA(b)
+    if N == 0 or C == 0 or H * W == 0:
         return
-    if cols.strides[0] % sizeof(floating) or (Ho * Wo > 1 and
-                                              cols.strides[2] != sizeof(floating)):
-        raise ValueError("col2im: the last dim of cols must be contiguous")
-    nt = _threads_for(N * C * (HW + kk * Ho * Wo), GRAIN, n_threads)
+    if Ho * Wo:
+        if Ho * Wo > 1 and cnp.PyArray_STRIDE(cols, 2) != item:
+            raise ValueError("col2im: the last dim of cols must be contiguous")
+        cr, cn = _elems(cols, 0, item), _elems(cols, 1, item)
+    else:
+        kh = 0              # no windows: only the bias (or zeros) is written
+    nt = _threads_for(N * C * (H * W + kh * kw * Ho * Wo), GRAIN, n_threads)
     with nogil:
-        for task in prange(N * C, schedule='static', num_threads=nt):
-            n = task // C
-            c = task % C
-            plane = &out[n, c, 0, 0]
-            if has_bias:
-                b = bias[c]
-                for i in range(HW):
-                    plane[i] = b
-            else:
-                memset(plane, 0, HW * sizeof(floating))
-            if kk and Ho * Wo:
-                _col2im_plane(&cols[c * kk, n, 0], rstride, plane, kh, kw, H, W, Ho, Wo,
-                              sh, sw, pt, pl, dh, dw)
+        if kind == 0:
+            _col2im_all(<const float*>cnp.PyArray_DATA(cols), cr, cn,
+                        <float*>cnp.PyArray_DATA(out), <const float*>pb, N, C, H, W, kh, kw,
+                        sh, sw, pt, pl, dh, dw, Ho, Wo, nt)
+        else:
+            _col2im_all(<const double*>cnp.PyArray_DATA(cols), cr, cn,
+                        <double*>cnp.PyArray_DATA(out), <const double*>pb, N, C, H, W, kh,
+                        kw, sh, sw, pt, pl, dh, dw, Ho, Wo, nt)
 
 
-def swap01(const floating[:, :, ::1] src,      # IN  (A, B, L), last dim contiguous
-           floating[:, :, ::1] dst,             # OUT (B, A, L), last dim contiguous
-           const floating[::1] bias,            # IN  (A,) added along a, or (0,)
-           int n_threads):
-    """dst[b, a, l] := src[a, b, l] (+ bias[a])."""
-    cdef Py_ssize_t A = src.shape[0], B = src.shape[1], L = src.shape[2]
+cdef void _swap01_all(const floating* src, floating* dst, const floating* bias,
+                      Py_ssize_t A, Py_ssize_t B, Py_ssize_t L, int nt) noexcept nogil:
     cdef Py_ssize_t task, a, b, l
-    cdef bint has_bias = bias.shape[0] != 0
     cdef floating v
     cdef const floating* s
     cdef floating* d
+    for task in prange(A * B, schedule='static', num_threads=nt):
+        b = task // A
+        a = task % A
+        s = src + (a * B + b) * L
+        d = dst + task * L
+        v = bias[a] if bias != NULL else 0
+        for l in range(L):
+            d[l] = s[l] + v
+
+
+def swap01(cnp.ndarray src not None,      # IN  (A, B, L), C-contiguous
+           cnp.ndarray dst not None,      # OUT (B, A, L), C-contiguous
+           object bias,                   # IN  (A,) added along a, or None
+           int n_threads):
+    """dst[b, a, l] := src[a, b, l] (+ bias[a]).
+
+    Raises:
+        ValueError: shapes, dtypes or layouts that do not fit.
+    """
+    cdef int kind = _kind(src)
+    cdef Py_ssize_t A, B, L
+    cdef cnp.ndarray bb
+    cdef void* pb = NULL
     cdef int nt
+    if (_kind(dst) != kind or cnp.PyArray_NDIM(src) != 3 or cnp.PyArray_NDIM(dst) != 3
+            or not cnp.PyArray_IS_C_CONTIGUOUS(src) or not cnp.PyArray_IS_C_CONTIGUOUS(dst)
+            or not cnp.PyArray_ISWRITEABLE(dst)):
+        raise ValueError("swap01: C-contiguous 3-D src and writeable dst of one float dtype")
+    A, B, L = src.shape[0], src.shape[1], src.shape[2]
     if dst.shape[0] != B or dst.shape[1] != A or dst.shape[2] != L:
-        raise ValueError(f"swap01: dst of shape {tuple(dst.shape)[:3]} for ({B}, {A}, {L})")
-    if has_bias and bias.shape[0] != A:
-        raise ValueError(f"swap01: bias of {bias.shape[0]} entries for {A}")
+        raise ValueError(f"swap01: dst of shape {(<object>dst).shape} for ({B}, {A}, {L})")
+    if bias is not None:
+        bb = <cnp.ndarray?>bias
+        if (_kind(bb) != kind or cnp.PyArray_NDIM(bb) != 1 or bb.shape[0] != A
+                or not cnp.PyArray_IS_C_CONTIGUOUS(bb)):
+            raise ValueError(f"swap01: bias must be a contiguous ({A},) array of {src.dtype}")
+        pb = cnp.PyArray_DATA(bb)
     if A == 0 or B == 0 or L == 0:
         return
     nt = _threads_for(A * B * L, GRAIN, n_threads)
     with nogil:
-        for task in prange(A * B, schedule='static', num_threads=nt):
-            b = task // A
-            a = task % A
-            s = &src[a, b, 0]
-            d = &dst[b, a, 0]
-            if has_bias:
-                v = bias[a]
-                for l in range(L):
-                    d[l] = s[l] + v
-            else:
-                memcpy(d, s, L * sizeof(floating))
+        if kind == 0:
+            _swap01_all(<const float*>cnp.PyArray_DATA(src), <float*>cnp.PyArray_DATA(dst),
+                        <const float*>pb, A, B, L, nt)
+        else:
+            _swap01_all(<const double*>cnp.PyArray_DATA(src), <double*>cnp.PyArray_DATA(dst),
+                        <const double*>pb, A, B, L, nt)

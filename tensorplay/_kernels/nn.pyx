@@ -10,11 +10,14 @@
 #    Edge cases follow the formula as numpy evaluates it: a row of all -inf gives
 #    x - m = -inf - (-inf) = nan, so the row is nan; a row holding +inf or nan is
 #    nan as well.  R == 0: nothing to write.
-# b) nll_fwd / nll_vjp: the negative log-likelihood of log-probabilities, mean
-#    or sum over the batch (a divisor of N or 1).  nll_fwd is a gather (serial: N
-#    reads, always cheap); nll_vjp zero-fills out (threaded above THRESH_FILL) and
-#    scatters -g/divisor.
-#    Both check each target where they read it (_index.pxd) and raise IndexError.
+# b) nll_fwd / nll_vjp: the class-weighted negative log-likelihood of
+#    log-probabilities on an (N, C, K) view (K = d1*...*dk, 1 for (N, C)), with
+#    PyTorch's ignore_index.  nll_fwd is a gather (serial: N*K reads, always cheap)
+#    returning the total and the total weight (the weighted mean divides them), or
+#    writing the per-item losses (reduction='none'); nll_vjp checks every target
+#    and totals the weights, zero-fills out (threaded above THRESH_FILL) and
+#    scatters -w[t] g / D.  Both check each target where they read it
+#    (_index.pxd) and raise IndexError.
 # Point functions for exp/log are in _math.pxd.  Directives are set in setup.py.
 cimport numpy as cnp
 from cython cimport floating
@@ -25,7 +28,7 @@ from libc.math cimport INFINITY
 from ._math cimport _exp_fwd, _log_fwd
 from ._accumulate cimport _max_contig, _sum_contig
 from ._openmp_helpers cimport GRAIN, _threads_for
-from ._index cimport _bad_index, _index_error
+from ._index cimport _bad_index
 
 cnp.import_array()
 
@@ -210,118 +213,183 @@ def log_softmax_vjp(cnp.ndarray g not None, cnp.ndarray y not None,
                           <double*>cnp.PyArray_DATA(out), A, R, B, n_threads)
 
 
-cdef Py_ssize_t _nll_sum(const floating* logp, const cnp.int64_t* target, Py_ssize_t N,
-                         Py_ssize_t C, double* total, cnp.int64_t* bad_value) noexcept nogil:
-    """total := sum_i logp[i, target[i]]; the first bad target's position (its value
-    in bad_value), or -1."""
-    cdef double s = 0
-    cdef Py_ssize_t i
-    cdef cnp.int64_t k
+cdef inline int _nll_target_error(str op, Py_ssize_t pos, cnp.int64_t value,
+                                  Py_ssize_t C) except -1:
+    """IndexError for the first bad class target (PyTorch: 'Target 5 is out of
+    bounds.'), with its position and the value as the kernel read it."""
+    raise IndexError(f"{op}(): Target {value} is out of bounds for {C} classes: "
+                     f"target[{pos}] = {value} is outside [0, {C}) and is not ignore_index")
+
+
+cdef Py_ssize_t _nll_sum(const floating* logp, const cnp.int64_t* target,
+                         const floating* weight, floating* out, Py_ssize_t N,
+                         Py_ssize_t C, Py_ssize_t K, cnp.int64_t ignore,
+                         double* total, double* wsum, cnp.int64_t* bad_value) noexcept nogil:
+    """total := sum_{i,k} -w[t] logp[i, t, k] and wsum := sum w[t] over the targets
+    t = target[i, k] != ignore (w = 1 when weight is NULL); out[i, k] := that term
+    (0 where ignored) when out is not NULL.  The first bad target's flat position
+    (its value in bad_value), or -1."""
+    cdef double s = 0, ws = 0, w, v
+    cdef Py_ssize_t i, k, pos
+    cdef cnp.int64_t t
     for i in range(N):
-        k = target[i]
-        if _bad_index(k, C):
-            bad_value[0] = k
-            return i
-        s += logp[i * C + k]
+        for k in range(K):
+            pos = i * K + k
+            t = target[pos]
+            if t == ignore:
+                if out != NULL:
+                    out[pos] = 0
+                continue
+            if _bad_index(t, C):
+                bad_value[0] = t
+                return pos
+            w = 1.0 if weight == NULL else weight[t]
+            v = -w * logp[(i * C + t) * K + k]
+            s += v
+            ws += w
+            if out != NULL:
+                out[pos] = <floating>v
     total[0] = s
+    wsum[0] = ws
     return -1
 
 
-def nll_fwd(cnp.ndarray logp not None, cnp.ndarray target not None, double divisor,
-            int n_threads):
-    """Return -sum_i logp[i, target[i]] / divisor  (a Python float, summed in double;
-    divisor N gives the mean, 1 the sum).
+def nll_fwd(cnp.ndarray logp not None, cnp.ndarray target not None, weight,
+            out, cnp.int64_t ignore_index, int n_threads):
+    """Return (total, wsum): total = sum_{i,k} -w[t] logp[i, t, k] and wsum = sum w[t]
+    over the targets t = target[i, k] that are not ignore_index (summed in double;
+    the mean is total / wsum, PyTorch's weighted mean).  When out is given,
+    out[i, k] := -w[t] logp[i, t, k] (0 where ignored): reduction='none'.
 
-    logp : C-contiguous float32/float64 array of shape (N, C), N >= 1 (IN)
-    target : C-contiguous int64 array of shape (N,) (IN); each target is checked
-        as it is read, IndexError unless 0 <= target[i] < C
+    logp : C-contiguous float32/float64 array of shape (N, C, K) (IN)
+    target : C-contiguous int64 array of shape (N, K) (IN); each target is checked
+        as it is read: IndexError unless 0 <= target < C or target == ignore_index
+    weight : None (all 1) or a C-contiguous (C,) array of logp's dtype (IN)
+    out : None or a C-contiguous (N, K) array of logp's dtype (OUT)
     n_threads : accepted for a uniform signature; the gather runs serially
     """
     cdef int t = cnp.PyArray_TYPE(logp)
-    cdef Py_ssize_t N, C, bad
-    cdef double s = 0
+    cdef Py_ssize_t N, C, K, bad
+    cdef double s = 0, ws = 0
     cdef cnp.int64_t value = 0
-    _check_nll(logp, target, t, "nll_fwd")
-    N = logp.shape[0]
-    C = logp.shape[1]
+    _check_nll(logp, target, weight, out, t, "nll_fwd")
+    N, C, K = logp.shape[0], logp.shape[1], logp.shape[2]
     cdef const cnp.int64_t* tg = <const cnp.int64_t*>cnp.PyArray_DATA(target)
+    cdef void* wp = NULL if weight is None else cnp.PyArray_DATA(weight)
+    cdef void* op = NULL if out is None else cnp.PyArray_DATA(out)
     with nogil:
         if t == cnp.NPY_FLOAT:
-            bad = _nll_sum(<const float*>cnp.PyArray_DATA(logp), tg, N, C, &s, &value)
+            bad = _nll_sum(<const float*>cnp.PyArray_DATA(logp), tg, <const float*>wp,
+                           <float*>op, N, C, K, ignore_index, &s, &ws, &value)
         else:
-            bad = _nll_sum(<const double*>cnp.PyArray_DATA(logp), tg, N, C, &s, &value)
+            bad = _nll_sum(<const double*>cnp.PyArray_DATA(logp), tg, <const double*>wp,
+                           <double*>op, N, C, K, ignore_index, &s, &ws, &value)
     if bad >= 0:
-        _index_error("nll_loss", "target", bad, value, C)
-    return -s / divisor
+        _nll_target_error("nll_loss", bad, value, C)
+    return s, ws
 
 
-cdef Py_ssize_t _nll_scatter(floating* out, const cnp.int64_t* target, Py_ssize_t N,
-                             Py_ssize_t C, double v, int n_threads,
+cdef Py_ssize_t _nll_scatter(floating* out, const cnp.int64_t* target,
+                             const floating* weight, const floating* g, double g0,
+                             bint mean, Py_ssize_t N, Py_ssize_t C, Py_ssize_t K,
+                             cnp.int64_t ignore, int n_threads,
                              cnp.int64_t* bad_value) noexcept nogil:
-    """out := 0, out[i, target[i]] := v; the first bad target's position (its value
-    in bad_value), or -1."""
-    cdef Py_ssize_t i, k, nblk, per, s, e, n = N * C
-    cdef cnp.int64_t j
-    cdef int nt = _threads_for(n, THRESH_FILL // 2, n_threads)
+    """out := 0;  out[i, t, k] := -w[t] G[i, k] / D for t = target[i, k] != ignore,
+    G = g (an (N, K) array) or the scalar g0, D = sum w[t] (mean) or 1.  The first
+    bad target's flat position (its value in bad_value), or -1."""
+    cdef Py_ssize_t i, k, b, nblk, per, s, e, pos, n = N * C * K
+    cdef cnp.int64_t t
+    cdef double ws = 0, scale, gv
+    cdef int nt
+    # pass 1: check every target (before out is touched) and total the weights
+    for pos in range(N * K):
+        t = target[pos]
+        if t == ignore:
+            continue
+        if _bad_index(t, C):
+            bad_value[0] = t
+            return pos
+        ws += 1.0 if weight == NULL else weight[t]
+    scale = (1.0 / ws) if mean else 1.0      # ws == 0: inf, never used (all ignored)
+    nt = _threads_for(n, THRESH_FILL // 2, n_threads)
     if nt > 1:
         per = ((n + nt - 1) // nt + 63) & ~(<Py_ssize_t>63)
-        for k in prange(nt, schedule='static', num_threads=nt):
-            s = k * per
+        for b in prange(nt, schedule='static', num_threads=nt):
+            s = b * per
             e = min(s + per, n)
             if s < e:
                 memset(out + s, 0, (e - s) * sizeof(floating))
     else:
         memset(out, 0, n * sizeof(floating))
     for i in range(N):
-        j = target[i]
-        if _bad_index(j, C):
-            bad_value[0] = j
-            return i
-        out[i * C + j] = <floating>v                  # out[i, target[i]] = -g/N
+        for k in range(K):
+            pos = i * K + k
+            t = target[pos]
+            if t == ignore or _bad_index(t, C):   # (checked above; re-read safely)
+                continue
+            gv = g0 if g == NULL else g[pos]
+            out[(i * C + t) * K + k] = <floating>(
+                -gv * (1.0 if weight == NULL else weight[t]) * scale)
     return -1
 
 
-def nll_vjp(double g, cnp.ndarray target not None, cnp.ndarray out not None,
-            double divisor, int n_threads):
-    """out := 0;  out[i, target[i]] := -g / divisor  (N for the mean, 1 for the sum).
+def nll_vjp(cnp.ndarray target not None, weight, g, double g0, bint mean,
+            cnp.ndarray out not None, cnp.int64_t ignore_index, int n_threads):
+    """out := 0;  out[i, t, k] := -w[t] G[i, k] / D  for t = target[i, k] not
+    ignore_index: the VJP of nll_fwd.  G is the (N, K) array g (reduction='none')
+    or the scalar g0 (g None); D = sum of w[t] over those targets when mean, else 1.
 
-    g : the cotangent of the scalar loss
-    target : C-contiguous int64 array of shape (N,) (IN); each target is checked
-        as it is read, IndexError unless 0 <= target[i] < C (out is then
-        partly written: pass a fresh array)
-    out : C-contiguous float32/float64 array of shape (N, C) (OUT)
-    n_threads : int >= 1, the zero fill is threaded from 262144 elements on
+    target : C-contiguous int64 array of shape (N, K) (IN); all targets are checked
+        before out is written: IndexError unless in [0, C) or ignore_index
+    weight : None (all 1) or a C-contiguous (C,) array of out's dtype (IN)
+    g : None or a C-contiguous (N, K) array of out's dtype (IN)
+    out : C-contiguous float32/float64 array of shape (N, C, K) (OUT)
+    n_threads : int >= 1, the zero fill is threaded from 131072 elements on
     """
     cdef int t = cnp.PyArray_TYPE(out)
-    cdef Py_ssize_t N, C, bad
+    cdef Py_ssize_t N, C, K, bad
     cdef cnp.int64_t value = 0
-    _check_nll(out, target, t, "nll_vjp")
+    _check_nll(out, target, weight, g, t, "nll_vjp")
     if not cnp.PyArray_ISWRITEABLE(out):
         raise ValueError("nll_vjp: out is read-only")
-    N = out.shape[0]
-    C = out.shape[1]
+    N, C, K = out.shape[0], out.shape[1], out.shape[2]
     cdef const cnp.int64_t* tg = <const cnp.int64_t*>cnp.PyArray_DATA(target)
+    cdef void* wp = NULL if weight is None else cnp.PyArray_DATA(weight)
+    cdef void* gp = NULL if g is None else cnp.PyArray_DATA(g)
     with nogil:
         if t == cnp.NPY_FLOAT:
-            bad = _nll_scatter(<float*>cnp.PyArray_DATA(out), tg, N, C, -g / divisor,
+            bad = _nll_scatter(<float*>cnp.PyArray_DATA(out), tg, <const float*>wp,
+                               <const float*>gp, g0, mean, N, C, K, ignore_index,
                                n_threads, &value)
         else:
-            bad = _nll_scatter(<double*>cnp.PyArray_DATA(out), tg, N, C, -g / divisor,
+            bad = _nll_scatter(<double*>cnp.PyArray_DATA(out), tg, <const double*>wp,
+                               <const double*>gp, g0, mean, N, C, K, ignore_index,
                                n_threads, &value)
     if bad >= 0:
-        _index_error("nll_loss_backward", "target", bad, value, C)
+        _nll_target_error("nll_loss_backward", bad, value, C)
 
 
-cdef int _check_nll(cnp.ndarray arr, cnp.ndarray target, int t, str name) except -1:
+cdef int _check_nll(cnp.ndarray arr, cnp.ndarray target, weight, per_item, int t,
+                    str name) except -1:
+    """arr (N, C, K) float; target (N, K) int64; weight None or (C,); per_item None
+    or (N, K); all C-contiguous, one float dtype."""
     if t != cnp.NPY_FLOAT and t != cnp.NPY_DOUBLE:
-        raise TypeError(f"{name}: expected float32/float64 (N, C), got {arr.dtype}")
+        raise TypeError(f"{name}: expected float32/float64 (N, C, K), got {arr.dtype}")
     if cnp.PyArray_TYPE(target) != cnp.NPY_INT64:
         raise TypeError(f"{name}: target must be int64, got {target.dtype}")
-    if cnp.PyArray_NDIM(arr) != 2 or cnp.PyArray_NDIM(target) != 1 or \
+    if cnp.PyArray_NDIM(arr) != 3 or cnp.PyArray_NDIM(target) != 2 or \
             not cnp.PyArray_IS_C_CONTIGUOUS(arr) or \
             not cnp.PyArray_IS_C_CONTIGUOUS(target):
-        raise ValueError(f"{name}: expected C-contiguous (N, C) and int64 (N,) arrays")
-    if arr.shape[0] != target.shape[0] or arr.shape[0] < 1:
-        raise ValueError(f"{name}: N = {arr.shape[0]} rows but {target.shape[0]} "
-                         f"targets (need N >= 1)")
+        raise ValueError(f"{name}: expected C-contiguous (N, C, K) and int64 (N, K) arrays")
+    if arr.shape[0] != target.shape[0] or arr.shape[2] != target.shape[1]:
+        raise ValueError(f"{name}: array of shape {(<object>arr).shape} but targets of "
+                         f"shape {(<object>target).shape}")
+    cdef tuple want_w = (arr.shape[1],), want_g = (arr.shape[0], arr.shape[2])
+    for a, shape, what in ((weight, want_w, "weight"), (per_item, want_g, "per-item array")):
+        if a is None:
+            continue
+        if not isinstance(a, cnp.ndarray) or cnp.PyArray_TYPE(a) != t or \
+                not cnp.PyArray_IS_C_CONTIGUOUS(a) or a.shape != shape:
+            raise ValueError(f"{name}: {what} must be a C-contiguous {arr.dtype} array of "
+                             f"shape {shape}")
     return 0

@@ -48,6 +48,7 @@ cdef void _max_plane(const double* x, double* out, i64* idx, Py_ssize_t W,
                      Py_ssize_t OW) noexcept nogil:
     """out[oh, ow] := max over the window, idx[oh, ow] := its flat position."""
     cdef Py_ssize_t oh, ow, i, j, h, w, k
+    cdef bint better
     cdef double m, v
     for oh in range(OH):
         for ow in range(OW):
@@ -58,9 +59,11 @@ cdef void _max_plane(const double* x, double* out, i64* idx, Py_ssize_t W,
                 for j in range(wc[ow]):
                     w = ws[ow] + j * dw
                     v = x[h * W + w]
-                    if v > m or v != v:     # first maximum; NaN propagates
-                        m = v
-                        k = h * W + w
+                    # first maximum; NaN propagates (branch-free: random data
+                    # would mispredict a branch half the time)
+                    better = (v > m) | (v != v)
+                    m = v if better else m
+                    k = (h * W + w) if better else k
             out[oh * OW + ow] = m
             idx[oh * OW + ow] = k
 
@@ -71,6 +74,7 @@ cdef void _max_plane_f(const float* x, float* out, i64* idx, Py_ssize_t W,
                        Py_ssize_t OW) noexcept nogil:
     """_max_plane for float32."""
     cdef Py_ssize_t oh, ow, i, j, h, w, k
+    cdef bint better
     cdef float m, v
     for oh in range(OH):
         for ow in range(OW):
@@ -81,9 +85,9 @@ cdef void _max_plane_f(const float* x, float* out, i64* idx, Py_ssize_t W,
                 for j in range(wc[ow]):
                     w = ws[ow] + j * dw
                     v = x[h * W + w]
-                    if v > m or v != v:
-                        m = v
-                        k = h * W + w
+                    better = (v > m) | (v != v)
+                    m = v if better else m
+                    k = (h * W + w) if better else k
             out[oh * OW + ow] = m
             idx[oh * OW + ow] = k
 

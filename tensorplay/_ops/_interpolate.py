@@ -251,6 +251,9 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
             f"Input Error: tensorplay supports 3D and 4D input for the modes nearest | "
             f"linear | bilinear (got {nd}D, mode {mode!r})")
     k = nd - 2
+    if input.shape[1] == 0:
+        raise RuntimeError(f"interpolate(): Non-empty {nd}D data tensor expected but got a "
+                           f"tensor with sizes {list(input.shape)}")
     out, scales = _sizes(input, size, scale_factor, recompute_scale_factor, k)
     spatial = tuple(input.shape[2:])
     if any(L < 1 for L in spatial) or any(o < 1 for o in out):

@@ -19,10 +19,10 @@ from tensorplay._ops._common import CONFIG
 from tensorplay._ops.pool import (_ONE, _adaptive_windows, _avg_windows, _check,
                                   _check_adaptive_avg_pool_backward,
                                   _check_avg_pool_backward, _check_input, _frozen, _gather,
-                                  _ints, _max_indices, _planes, _pool_args)
+                                  _max_indices, _out_size, _planes,
+                                  _pool_args, cached_plan)
 from tensorplay._ops.registry import apply, defop
 from tensorplay._pool import empty as pool_empty
-from tensorplay._tensor import Tensor
 
 
 @functools.lru_cache(maxsize=512)
@@ -31,7 +31,6 @@ def _avg_geometry(spatial, kernel, stride, padding, ceil_mode, count_include_pad
     """(hs, hc, ws, wc, div, out_spatial) of an avg pool over ``spatial``."""
     out = []
     wins = []
-    from tensorplay._ops.pool import _out_size
     for L, k, s, p in zip(spatial, kernel, stride, padding):
         o = _out_size(L, k, s, p, 1, ceil_mode)
         out.append(o)
@@ -143,10 +142,11 @@ def _adaptive_b(g, input_size):
 
 
 # ---------------------------------------------------------------- public functions
-def _avg_args(op, nd, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+@cached_plan
+def _avg_plan(op, nd, shape, kernel_size, stride, padding, ceil_mode, count_include_pad,
               divisor_override):
-    input, _ = _check[op](input, kernel_size)
-    k, s, p, _, ceil, out = _pool_args(op, input, kernel_size, stride, padding, 1,
+    """The validated params of the avg_pool primitive."""
+    k, s, p, _, ceil, out = _pool_args(op, shape, kernel_size, stride, padding, 1,
                                        ceil_mode, nd)
     if not isinstance(count_include_pad, (bool, np.bool_)):
         raise TypeError(f"{op}(): argument 'count_include_pad' must be bool, not "
@@ -159,9 +159,15 @@ def _avg_args(op, nd, input, kernel_size, stride, padding, ceil_mode, count_incl
         if divisor_override == 0:
             raise RuntimeError(f"{op}: divisor must be not zero")
         divisor_override = int(divisor_override)
-    return input, dict(kernel=k, stride=s, padding=p, ceil_mode=ceil,
-                       count_include_pad=bool(count_include_pad),
-                       divisor_override=divisor_override)
+    return dict(kernel=k, stride=s, padding=p, ceil_mode=ceil,
+                count_include_pad=bool(count_include_pad), divisor_override=divisor_override)
+
+
+def _avg_args(op, nd, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+              divisor_override):
+    input, _ = _check[op](input, kernel_size)
+    return input, _avg_plan(op, nd, tuple(input.shape), kernel_size, stride, padding,
+                            ceil_mode, count_include_pad, divisor_override)
 
 
 def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
@@ -214,28 +220,15 @@ def avg_pool_backward(grad_output, input_size, kernel_size, stride=None, padding
         raise RuntimeError(f"avg_pool_backward(): input_size must have 1 or 2 dims and "
                            f"grad_output at least {nd + 1}, got {list(size)} and "
                            f"{list(grad_output.shape)}")
-    like = np.broadcast_to(np.empty((), grad_output._data.dtype),
-                           tuple(grad_output.shape[:-nd]) + size)
-    _, p = _avg_backward_args(Tensor._wrap(like), nd, kernel_size, stride, padding,
-                              ceil_mode, count_include_pad, divisor_override)
+    shape = tuple(grad_output.shape[:-nd]) + size
+    p = _avg_plan("avg_pool_backward", nd, shape, kernel_size, stride, padding, ceil_mode,
+                  count_include_pad, divisor_override)
     want = _avg_geometry(size, p["kernel"], p["stride"], p["padding"], p["ceil_mode"],
                          p["count_include_pad"], p["divisor_override"])[5]
     if tuple(grad_output.shape[-nd:]) != want:
         raise RuntimeError(f"avg_pool_backward(): grad_output of spatial shape "
                            f"{list(grad_output.shape[-nd:])}, the pool gives {list(want)}")
     return _avg_b(grad_output, input_size=size, **p)
-
-
-def _avg_backward_args(like, nd, kernel_size, stride, padding, ceil_mode,
-                       count_include_pad, divisor_override):
-    k, s, p, _, ceil, _ = _pool_args("avg_pool_backward", like, kernel_size, stride,
-                                     padding, 1, ceil_mode, nd)
-    if divisor_override is not None and divisor_override == 0:
-        raise RuntimeError("avg_pool_backward: divisor must be not zero")
-    return like, dict(kernel=k, stride=s, padding=p, ceil_mode=ceil,
-                      count_include_pad=bool(count_include_pad),
-                      divisor_override=None if divisor_override is None
-                      else int(divisor_override))
 
 
 def _output_size(op, input, output_size, nd):
@@ -263,7 +256,7 @@ def _output_size(op, input, output_size, nd):
 
 def _adaptive_args(op, nd, input, output_size):
     input = _check[op](input)
-    _check_input(input, nd, op)
+    _check_input(input.shape, nd, op)
     return input, _output_size(op, input, output_size, nd)
 
 

@@ -48,6 +48,8 @@ _check_input = declare(Signature(
 # ---------------------------------------------------------------- argument helpers
 def _ints(op, name, v, nd, lo=None, what=None):
     """An int or a sequence of ``nd`` ints (PyTorch's IntArrayRef of size nd)."""
+    if type(v) is int and (lo is None or v >= lo):
+        return (v,) * nd
     if isinstance(v, (bool, np.bool_)) or not isinstance(v, (numbers.Integral, tuple, list)):
         raise TypeError(f"{op}(): argument '{name}' must be an int or a tuple of {nd} ints, "
                         f"not {type(v).__name__}")
@@ -114,16 +116,44 @@ def _as2d(vals, one):
     return (one,) + vals if len(vals) == 1 else vals
 
 
+_GEOMETRY = {}          # (op, shapes, geometry arguments) -> the primitive's params
+
+
 def _conv(op, nd, input, weight, bias, stride, padding, dilation, groups):
     x, w = _check[op](input, weight)
     x, unbatched = _batch(op, x, w, nd)
+    key = (op, x._data.shape, w._data.shape, stride, padding, dilation, groups)
+    try:
+        params = _GEOMETRY.get(key)
+    except TypeError:               # a list among the arguments: not cached
+        key, params = None, None
+    if params is None:
+        params = _conv_geometry(op, nd, x._data.shape, w._data.shape, stride, padding,
+                                dilation, groups)
+        if key is not None:
+            if len(_GEOMETRY) >= 512:
+                _GEOMETRY.clear()
+            _GEOMETRY[key] = params
+    b = _dtype_of_bias(op, bias, x, w._data.shape[0])
+    if nd == 1:
+        x = x.unsqueeze(2)
+        w = w.unsqueeze(2)
+    out = _c._conv(x, w, b, **params)
+    if nd == 1:
+        out = out.squeeze(2)
+    return out.squeeze(0) if unbatched else out
+
+
+def _conv_geometry(op, nd, xs, ws, stride, padding, dilation, groups):
+    """Check the geometry arguments against the (batched) shapes and return the
+    2-D primitive's params (exact padding, see conv.py)."""
     stride = _ints(op, "stride", stride, nd, lo=1, what="non-positive stride is not supported")
-    dilation = _ints(op, "dilation", dilation, nd, lo=1, what="dilation should be greater than zero")
+    dilation = _ints(op, "dilation", dilation, nd, lo=1,
+                     what="dilation should be greater than zero")
     if isinstance(groups, (bool, np.bool_)) or not isinstance(groups, numbers.Integral):
         raise TypeError(f"{op}(): argument 'groups' must be int, not {type(groups).__name__}")
     if groups <= 0:
         raise RuntimeError(f"{op}(): non-positive groups is not supported, got groups={groups}")
-    ws, xs = w._data.shape, x._data.shape
     ks = ws[2:]
     if isinstance(padding, str):
         if padding == "valid":
@@ -151,22 +181,16 @@ def _conv(op, nd, input, weight, bias, stride, padding, dilation, groups):
         raise RuntimeError(f"{op}(): given groups={groups}, weight of size {list(ws)}, "
                            f"expected input{list(xs)} to have {ws[1] * groups} channels, "
                            f"but got {xs[1]} channels instead")
-    b = _dtype_of_bias(op, bias, x, o)
     padded = [n + p0 + p1 for n, (p0, p1) in zip(xs[2:], pads)]
     dks = [d * (k - 1) + 1 for k, d in zip(ks, dilation)]
     ends = [_exact(op, n, k, s, p0, p1, d, padded, dks)
             for n, k, s, (p0, p1), d in zip(xs[2:], ks, stride, pads, dilation)]
     if nd == 1:
-        x = x.unsqueeze(2)
-        w = w.unsqueeze(2)
         pad4 = (0, 0, pads[0][0], ends[0])
     else:
         pad4 = (pads[0][0], ends[0], pads[1][0], ends[1])
-    out = _c._conv(x, w, b, stride=_as2d(stride, 1), padding=pad4,
-                   dilation=_as2d(dilation, 1), groups=int(groups))
-    if nd == 1:
-        out = out.squeeze(2)
-    return out.squeeze(0) if unbatched else out
+    return {"stride": _as2d(stride, 1), "padding": pad4, "dilation": _as2d(dilation, 1),
+            "groups": int(groups)}
 
 
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):

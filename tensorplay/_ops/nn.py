@@ -1,5 +1,7 @@
-"""Neural-network primitives: ``log_softmax`` and the negative log-likelihood loss,
-and ``cross_entropy`` composed of the two.
+"""Neural-network primitives: ``log_softmax`` and the negative log-likelihood loss
+(class weights, ``ignore_index``, every reduction, (N, C, d1, ...) inputs), and
+``cross_entropy`` composed of the two (with label smoothing and probability
+targets).  The other losses are in ``loss.py``, the norms in ``norm.py``.
 
 ``cross_entropy(x, t) = nll_loss(log_softmax(x, 1), t)``: a composition, not a
 fused primitive.  The loss touches an (N, C) array a handful of times per step
@@ -30,14 +32,14 @@ _check_log_softmax_backward = declare(Signature(
     "log_softmax_backward", TensorArg("grad_output", "f"), TensorArg("output", "f"),
     DimArg("dim", of="output"), same_shape=("grad_output", "output")))
 _check_nll_loss = declare(Signature(
-    "nll_loss", TensorArg("input", "f", min_ndim=2, exc=RuntimeError),
+    "nll_loss", TensorArg("input", "f", min_ndim=1, exc=RuntimeError),
     TensorArg("target", "i", exc=RuntimeError)))
 _check_nll_loss_backward = declare(Signature(
     "nll_loss_backward", TensorArg("grad_output", "f", exc=RuntimeError),
     TensorArg("target", "i", exc=RuntimeError), IntArg("num_classes", lo=0)))
 _check_cross_entropy = declare(Signature(
     "cross_entropy", TensorArg("input", "f", min_ndim=1, exc=RuntimeError),
-    TensorArg("target", "i", exc=RuntimeError)))
+    TensorArg("target", "if", exc=RuntimeError)))
 
 
 def _arr(shape, dim):
@@ -144,59 +146,117 @@ def softmax(input, dim, dtype=None):
     return y.exp()
 
 
-def _nll_fwd(logp, target, reduction):
-    n = logp.shape[0]
-    if n == 0:      # PyTorch: the mean of no samples is nan, their sum 0
-        return np.array(np.nan if reduction == "mean" else 0.0, logp.dtype)
-    return np.array(_kn.nll_fwd(np.ascontiguousarray(logp), target,
-                                n if reduction == "mean" else 1, CONFIG.num_threads),
-                    logp.dtype)
+# ---------------------------------------------------------------- nll_loss
+# nll(logp, t) on an (N, C, K) view of (N, C, d1, ..., dk) log-probabilities and
+# (N, K) targets:  L[i, k] = -w[t] logp[i, t, k] (0 where t == ignore_index),
+# reduced by 'none', 'sum' or the weighted mean  sum L / sum_{not ignored} w[t]
+# (PyTorch's).  The divisor depends on the targets and the weights only, so the
+# loss is linear in logp: its VJP scatters (nll_loss_backward), whose adjoint is
+# nll_loss again.  The class weights are a parameter (a private copy), not an
+# input: PyTorch's nll_loss has no derivative for them either.
+_REDUCTIONS = ("none", "mean", "sum")
 
 
-def _nll_backward_fwd(g, target, num_classes, reduction):
+def _nk(shape):
+    """(N, C, K) of an (N, C, d1, ...) shape."""
+    return shape[0], shape[1], math.prod(shape[2:])
+
+
+def _nll_fwd(logp, target, reduction, ignore_index, weight):
+    n, c, k = _nk(logp.shape)
+    x3 = np.ascontiguousarray(logp).reshape(n, c, k)
+    t2 = target.reshape(n, k)
+    if reduction == "none":
+        out = np.empty(target.shape, logp.dtype)
+        _kn.nll_fwd(x3, t2, weight, out.reshape(n, k), ignore_index, CONFIG.num_threads)
+        return out
+    s, ws = _kn.nll_fwd(x3, t2, weight, None, ignore_index, CONFIG.num_threads)
+    if reduction == "mean":     # no (or only zero-weight) targets: 0/0, nan as PyTorch
+        s = s / ws if ws != 0 else (math.nan if s == 0 or s != s
+                                    else math.copysign(math.inf, s))
+    return np.array(s, logp.dtype)
+
+
+def _nll_backward_fwd(g, target, num_classes, reduction, ignore_index, weight):
     n = target.shape[0]
-    out = pool_empty((n, num_classes), g.dtype)
+    k = math.prod(target.shape[1:])
+    out = pool_empty((n, num_classes) + target.shape[1:], g.dtype)
     if out.size:
-        _kn.nll_vjp(float(g), target, out, n if reduction == "mean" else 1,
-                    CONFIG.num_threads)
+        gk = np.ascontiguousarray(g).reshape(n, k) if reduction == "none" else None
+        _kn.nll_vjp(target.reshape(n, k), weight, gk,
+                    0.0 if gk is not None else float(g), reduction == "mean",
+                    out.reshape(n, num_classes, k), ignore_index, CONFIG.num_threads)
+    elif target.size:           # C == 0: every target must be ignored (check them)
+        _kn.nll_vjp(target.reshape(n, k), None, None, 0.0, False,
+                    np.empty((n, 0, k), g.dtype), ignore_index, 1)
     return out
 
 
-# nll(logp, t) = -(1/D) sum_i logp[i, t_i], D = N ('mean') or 1 ('sum'): linear in
-# logp; its VJP scatters -g/D.
-_nll_loss = defop(
-    "nll_loss", _nll_fwd,
-    vjp=(lambda g, out, logp, target, reduction:
-         nll_loss_backward(g, target, logp.shape[1], reduction), None),
-    jvp=lambda ts, out, logp, target, reduction: _nll(ts[0], target, reduction),
-    saves=("inputs",))
+def _nll_vjp(g, out, logp, target, reduction, ignore_index, weight):
+    return apply(_nll_loss_backward, (g, target),
+                 {"num_classes": logp.shape[1], "reduction": reduction,
+                  "ignore_index": ignore_index, "weight": weight})
+
+
+def _nll_jvp(ts, out, logp, target, reduction, ignore_index, weight):
+    return _nll(ts[0], target, reduction, ignore_index, weight)
+
+
+_nll_loss = defop("nll_loss", _nll_fwd, vjp=(_nll_vjp, None), jvp=_nll_jvp,
+                  saves=("inputs",))
 # nll_loss_backward is linear in g; its adjoint is nll_loss itself.
 _nll_loss_backward = defop(
     "nll_loss_backward", _nll_backward_fwd,
-    vjp=(lambda gb, out, g, target, num_classes, reduction: _nll(gb, target, reduction),
-         None),
-    jvp=lambda ts, out, g, target, num_classes, reduction:
-        nll_loss_backward(ts[0], target, num_classes, reduction),
+    vjp=(lambda gb, out, g, target, num_classes, reduction, ignore_index, weight:
+         _nll(gb, target, reduction, ignore_index, weight), None),
+    jvp=lambda ts, out, g, target, num_classes, reduction, ignore_index, weight:
+        apply(_nll_loss_backward, (ts[0], target),
+              {"num_classes": num_classes, "reduction": reduction,
+               "ignore_index": ignore_index, "weight": weight}),
     saves=("inputs",))
 
 
-def _nll(logp, target, reduction):
-    return apply(_nll_loss, (logp, target), {"reduction": reduction})
+def _nll(logp, target, reduction, ignore_index=-100, weight=None):
+    return apply(_nll_loss, (logp, target),
+                 {"reduction": reduction, "ignore_index": ignore_index, "weight": weight})
+
+
+def reduction_arg(op, reduction, size_average=None, reduce=None, allowed=_REDUCTIONS):
+    """The reduction string, from PyTorch's deprecated ``size_average``/``reduce``
+    when either is given (with PyTorch's warning); ValueError for an unknown one."""
+    if size_average is not None or reduce is not None:
+        import warnings
+        size_average = True if size_average is None else size_average
+        reduce = True if reduce is None else reduce
+        reduction = ("mean" if size_average else "sum") if reduce else "none"
+        warnings.warn("size_average and reduce args will be deprecated, please use "
+                      f"reduction='{reduction}' instead.", UserWarning, stacklevel=3)
+    if not isinstance(reduction, str) or reduction not in allowed:
+        raise ValueError(f"{op}(): {reduction!r} is not a valid value for reduction "
+                         f"(expected one of {', '.join(map(repr, allowed))})")
+    return reduction
 
 
 def _check_target(logp, target, op):
-    n, c = logp._data.shape
-    if target._data.shape != (n,):
-        raise ValueError(f"{op}(): expected target of shape ({n},) for input of shape "
-                         f"({n}, {c}), got {tuple(target._data.shape)}")
+    """The (N, d1, ...) class target of (N, C, d1, ...) log-probabilities as a
+    C-contiguous int64 Tensor (a private copy unless it already is one); shape
+    errors as PyTorch's.  Values are checked by the kernels where they read them
+    (IndexError), never here: a check here could be raced."""
+    shape, tshape = logp._data.shape, target._data.shape
+    if len(shape) == 2 and len(tshape) != 1:
+        raise RuntimeError(f"{op}(): 0D or 1D target tensor expected, multi-target not "
+                           f"supported (input {list(shape)}, target {list(tshape)})")
+    if not tshape or tshape[0] != shape[0]:
+        raise ValueError(f"{op}(): Expected input batch_size ({shape[0]}) to match target "
+                         f"batch_size ({tshape[0] if tshape else 'none: 0-d'}).")
+    if tshape != shape[:1] + shape[2:]:
+        raise RuntimeError(f"{op}(): Expected target size {list(shape[:1] + shape[2:])}, "
+                           f"got {list(tshape)} (input {list(shape)})")
     if type(target._data) is _B.BatchedArray:
         # under vmap the values are per example: the nll kernels, run once per
         # example by the primitive's loop, check each target where they read it
         return target if target._data.dtype == np.int64 else target.long()
     t = np.ascontiguousarray(target._data, dtype=np.int64)
-    if t.size and (t.min() < 0 or t.max() >= c):
-        bad = int(t.min()) if t.min() < 0 else int(t.max())
-        raise IndexError(f"{op}(): target {bad} is out of bounds for {c} classes")
     if t is target._data:
         # the user's own tensor: the node saves it with its version counter, so an
         # in-place change before backward raises instead of changing the gradient
@@ -204,82 +264,210 @@ def _check_target(logp, target, op):
     return Tensor._wrap(t)      # a private int64 copy: later changes cannot reach it
 
 
-def nll_loss(input, target, reduction="mean"):
-    """Negative log-likelihood of class ``target`` under log-probabilities ``input``.
+def _weight_arg(weight, c, dtype, op):
+    """The class weights as a private C-contiguous (C,) array of ``dtype``, or None."""
+    if weight is None:
+        return None
+    if not isinstance(weight, Tensor):
+        raise TypeError(f"{op}(): argument 'weight' must be Tensor, not "
+                        f"{type(weight).__name__}")
+    if type(weight._data) is _B.BatchedArray:
+        raise NotImplementedError(f"{op}(): a class weight batched by vmap is not "
+                                  f"supported; pass one weight for every example")
+    if weight._data.dtype.kind not in "fiub":
+        raise RuntimeError(f"{op}(): weight must be a real tensor, got {weight.dtype}")
+    if weight._data.shape != (c,):
+        raise RuntimeError(f"{op}(): weight tensor should be defined either for all {c} "
+                           f"classes or no classes but got weight tensor of shape: "
+                           f"{list(weight._data.shape)}")
+    return np.array(weight._data, dtype=dtype, order="C", copy=True)
+
+
+def _index_arg(ignore_index, op):
+    if isinstance(ignore_index, (bool, np.bool_)) or not isinstance(
+            ignore_index, (int, np.integer)):
+        raise TypeError(f"{op}(): argument 'ignore_index' must be int, not "
+                        f"{type(ignore_index).__name__}")
+    if not -2 ** 63 <= ignore_index < 2 ** 63:
+        raise RuntimeError(f"{op}(): ignore_index {ignore_index} does not fit in int64")
+    return int(ignore_index)
+
+
+def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
+             reduction="mean"):
+    """Negative log-likelihood of class ``target`` under log-probabilities ``input``
+    (``torch.nn.functional.nll_loss``).
+
+    ``L[i, d] = -weight[t] * input[i, t, d]`` with ``t = target[i, d]``, and 0 where
+    ``t == ignore_index``.
 
     Args:
-        input (Tensor): (N, C) log-probabilities, float32 or float64.
-        target (Tensor): (N,) integer class indices in ``[0, C)``.
-        reduction (str): ``'mean'`` (default) or ``'sum'``.
-
-    Returns:
-        0-d Tensor.  With N = 0 the mean is nan and the sum 0 (as PyTorch).
+        input (Tensor): (N, C), (N, C, d1, ..., dk) or unbatched (C,)
+            log-probabilities, float32 or float64.
+        target (Tensor): (N,), (N, d1, ..., dk) or 0-d integer class indices in
+            ``[0, C)`` or equal to ``ignore_index``.
+        weight (Tensor, optional): (C,) class weights (cast to input's dtype; no
+            gradient flows to them, as in PyTorch).
+        size_average, reduce: PyTorch's deprecated spellings of ``reduction``.
+        ignore_index (int): a target value that contributes nothing (default -100).
+        reduction (str): ``'none'`` (the (N, d1, ...) losses), ``'sum'``, or
+            ``'mean'`` (default): ``sum L / sum of weight[t] over the targets not
+            ignored``, PyTorch's weighted mean; nan when every target is ignored
+            or N = 0 (the sum is then 0).
 
     Raises:
-        RuntimeError: non-integer target (as PyTorch) or input not 2-D floating.
-        ValueError: shape mismatch or unknown reduction.  IndexError: a target
-        outside ``[0, C)``.
+        RuntimeError: non-integer target, input of 0 dims or not floating, a
+        target of the wrong size, a weight that is not (C,).  ValueError: batch
+        sizes that differ, an unknown reduction.  IndexError: a target outside
+        ``[0, C)`` that is not ``ignore_index`` (checked in the kernel).
     """
     input, target = _check_nll_loss(input, target)
-    if input.ndim != 2:
-        raise RuntimeError(f"nll_loss(): expected a 2-D input (N, C), got shape "
-                           f"{list(input.shape)}")
-    if reduction not in ("mean", "sum"):
-        raise ValueError(f"nll_loss(): reduction must be 'mean' or 'sum', got {reduction!r}")
+    reduction = reduction_arg("nll_loss", reduction, size_average, reduce)
+    ii = _index_arg(ignore_index, "nll_loss")
+    unbatched = input.ndim == 1
+    if unbatched:
+        if target.ndim != 0:
+            raise RuntimeError(f"nll_loss(): for an unbatched (C,) input the target must "
+                               f"be 0-d, got shape {list(target.shape)}")
+        input, target = input.unsqueeze(0), target.reshape(1)
     t = _check_target(input, target, "nll_loss")
-    return _nll(input, t, reduction)
+    w = _weight_arg(weight, input.shape[1], input._data.dtype, "nll_loss")
+    out = _nll(input, t, reduction, ii, w)
+    return out.reshape(()) if unbatched and reduction == "none" else out
 
 
-def nll_loss_backward(grad_output, target, num_classes, reduction="mean"):
-    """(N, C) zeros with ``-grad_output / D`` at ``[i, target[i]]``: nll_loss's VJP
-    (D = N for ``reduction='mean'``, 1 for ``'sum'``).
+def nll_loss_backward(grad_output, target, num_classes, reduction="mean", weight=None,
+                      ignore_index=-100):
+    """``nll_loss``'s VJP: zeros of shape (N, C, d1, ...) with
+    ``-weight[t] * grad_output[i, d] / D`` at ``[i, t, d]``, ``t = target[i, d]`` not
+    ``ignore_index`` (D = the total weight of those targets for ``'mean'``, else 1;
+    ``grad_output`` is 0-d for ``'mean'``/``'sum'``, of the target's shape for
+    ``'none'``).
 
     Args:
-        grad_output (Tensor): 0-d float32/float64 cotangent of the loss.
-        target (Tensor): (N,) integer classes in ``[0, num_classes)``.
+        grad_output (Tensor): the cotangent, float32 or float64.
+        target (Tensor): (N, d1, ...) integer classes.
         num_classes (int): C >= 0.
-        reduction (str): the reduction of the loss, ``'mean'`` or ``'sum'``.
+        reduction, weight, ignore_index: as ``nll_loss``.
 
     Raises:
-        RuntimeError: a grad_output that is not a 0-d float tensor, a negative
-        num_classes.  TypeError: num_classes not an int.  ValueError: an unknown
-        reduction.  As ``nll_loss`` for the target.
+        RuntimeError: a grad_output of the wrong shape, a negative num_classes.
+        TypeError: num_classes not an int.  ValueError: an unknown reduction.
+        IndexError: a bad target (kernel).
     """
     grad_output, target, c = _check_nll_loss_backward(grad_output, target, num_classes)
-    if grad_output.ndim != 0:
-        raise RuntimeError(f"nll_loss_backward(): grad_output must be a 0-d tensor, got "
-                           f"shape {list(grad_output.shape)}")
-    n = target.shape[0] if isinstance(target, Tensor) and target.ndim == 1 else -1
-    if reduction not in ("mean", "sum"):
-        raise ValueError(f"nll_loss_backward(): reduction must be 'mean' or 'sum', got "
-                         f"{reduction!r}")
-    like = Tensor._wrap(np.broadcast_to(np.empty(()), (max(n, 0), c)))    # shape only
+    reduction = reduction_arg("nll_loss_backward", reduction)
+    ii = _index_arg(ignore_index, "nll_loss_backward")
+    if target.ndim == 0:
+        raise RuntimeError("nll_loss_backward(): target must have a batch dim (N, ...)")
+    want = tuple(target.shape) if reduction == "none" else ()
+    if tuple(grad_output.shape) != want:
+        raise RuntimeError(f"nll_loss_backward(): grad_output must have shape "
+                           f"{list(want)} for reduction={reduction!r}, got "
+                           f"{list(grad_output.shape)}")
+    shape = (target.shape[0], c) + tuple(target.shape[1:])
+    like = Tensor._wrap(np.broadcast_to(np.empty(()), shape))    # shape only
     t = _check_target(like, target, "nll_loss_backward")
+    w = _weight_arg(weight, c, grad_output._data.dtype, "nll_loss_backward")
     return apply(_nll_loss_backward, (grad_output, t),
-                 {"num_classes": c, "reduction": reduction})
+                 {"num_classes": c, "reduction": reduction, "ignore_index": ii, "weight": w})
 
 
-def cross_entropy(input, target, reduction="mean"):
-    """Softmax cross-entropy of logits ``input`` against integer classes ``target``.
+def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100,
+                  reduce=None, reduction="mean", label_smoothing=0.0):
+    """Softmax cross-entropy of logits ``input`` (``torch.nn.functional.cross_entropy``).
 
-    ``nll_loss(log_softmax(input, dim=1), target)`` (PyTorch's definition).
+    Class-index targets (integer): ``nll_loss(log_softmax(input, 1), target, ...)``.
+    With ``label_smoothing = e`` (PyTorch's formula):
+    ``(1 - e) * nll + (e / C) * S``, ``S[i, d] = -sum_c weight[c] logp[i, c, d]`` (0
+    where ignored), reduced as nll (the mean divides by the same total weight).
+
+    Probability targets (floating, the input's shape): ``L = -sum_c weight[c]
+    q[c] logp[c]`` with ``q = (1 - e) target + e / C``; ``'mean'`` divides the sum by
+    the number of samples N*d1*...*dk (not by weights); ``ignore_index`` does not
+    apply.  The gradient reaches the target too.
 
     Args:
-        input (Tensor): (N, C) logits, or (C,) for one sample.
-        target (Tensor): (N,) int64 class indices (0-d for one sample).
-        reduction (str): ``'mean'`` (default) or ``'sum'``.
+        input (Tensor): (N, C), (N, C, d1, ..., dk) or unbatched (C,) logits.
+        target (Tensor): class indices of shape (N,), (N, d1, ...), 0-d; or class
+            probabilities of the input's shape.
+        weight (Tensor, optional): (C,) class weights.
+        ignore_index (int): default -100 (class-index targets only).
+        reduction (str): ``'none'``, ``'mean'`` (default) or ``'sum'``.
+        label_smoothing (float): in [0, 1], default 0.
 
     Returns:
-        0-d Tensor.
+        0-d Tensor, or the per-sample losses for ``'none'``.
 
     Raises:
-        as ``nll_loss``; RuntimeError for input that is not 1-D or 2-D.
+        as ``nll_loss``; RuntimeError for a 0-d input, a label_smoothing outside
+        [0, 1], probability targets of another shape.
     """
     input, target = _check_cross_entropy(input, target)
-    if input.ndim == 1:
-        input = input.unsqueeze(0)
-        target = target.reshape(1)
-    elif input.ndim != 2:
-        raise RuntimeError(f"cross_entropy(): expected input of shape (N, C) or (C,), got "
-                           f"{list(input.shape)}")
-    return nll_loss(log_softmax(input, 1), target, reduction)
+    reduction = reduction_arg("cross_entropy", reduction, size_average, reduce)
+    if isinstance(label_smoothing, bool) or not isinstance(label_smoothing, (int, float)):
+        raise TypeError(f"cross_entropy(): argument 'label_smoothing' must be float, not "
+                        f"{type(label_smoothing).__name__}")
+    ls = float(label_smoothing)
+    if not 0.0 <= ls <= 1.0:
+        raise RuntimeError(f"cross_entropy(): label_smoothing must be between 0.0 and 1.0. "
+                           f"Got: {label_smoothing}")
+    if input.ndim == 0:
+        raise RuntimeError("cross_entropy(): expected input of shape (C,), (N, C) or "
+                           "(N, C, d1, ...), got a 0-d tensor")
+    cdim = 1 if input.ndim >= 2 else 0
+    logp = log_softmax(input, cdim)
+    if target._data.dtype.kind == "f":
+        if ignore_index != -100:
+            raise RuntimeError("cross_entropy(): ignore_index is not supported for floating "
+                               "point target")
+        return _cross_entropy_probs(logp, target, weight, reduction, ls, cdim)
+    if target._data.dtype.kind not in "iu":
+        raise RuntimeError(f"cross_entropy(): expected target of an integer dtype (class "
+                           f"indices) or of the input's floating dtype (probabilities), got "
+                           f"{target.dtype}")
+    nll = nll_loss(logp, target, weight, None, ignore_index, None, reduction)
+    if ls == 0.0:
+        return nll
+    c = input.shape[cdim]
+    w = None if weight is None else Tensor._wrap(
+        _weight_arg(weight, c, input._data.dtype, "cross_entropy"))
+    wview = None if w is None else w.reshape((c,) + (1,) * (input.ndim - cdim - 1))
+    smooth = -((logp if w is None else logp * wview).sum(cdim))
+    keep_b = target != ignore_index
+    keep = keep_b.to(input.dtype)
+    smooth = smooth.where(keep_b, 0.0)      # ignored: 0 (PyTorch's masked_fill), even nan
+    if reduction == "mean":
+        if w is None:
+            denom = keep.sum()
+        else:
+            denom = (w[target.long().clamp(0, c - 1)] * keep).sum()
+        ret = smooth.sum() / denom
+    elif reduction == "sum":
+        ret = smooth.sum()
+    else:
+        ret = smooth
+    return nll * (1.0 - ls) + ret * (ls / c)
+
+
+def _cross_entropy_probs(logp, target, weight, reduction, ls, cdim):
+    if tuple(target.shape) != tuple(logp.shape):
+        raise RuntimeError(f"cross_entropy(): probability targets must have the input's "
+                           f"shape {list(logp.shape)}, got {list(target.shape)}")
+    if target._data.dtype != logp._data.dtype:
+        target = target.to(logp.dtype)
+    c = logp.shape[cdim]
+    if ls > 0.0:
+        target = target * (1.0 - ls) + ls / c
+    prod = logp * target
+    if weight is not None:
+        _weight_arg(weight, c, logp._data.dtype, "cross_entropy")      # checks only
+        w = weight if weight._data.dtype == logp._data.dtype else weight.to(logp.dtype)
+        prod = prod * w.reshape((c,) + (1,) * (logp.ndim - cdim - 1))
+    loss = -(prod.sum(cdim))
+    if reduction == "none":
+        return loss
+    total = loss.sum()
+    if reduction == "sum":
+        return total
+    return total / (logp._data.size // c if c else 0) if logp._data.size else total * math.nan

@@ -94,9 +94,8 @@ def _ints(value, n, op, name, allow_none=False):
     return items
 
 
-def _check_input(x, nd, op):
+def _check_input(shape, nd, op):
     """(N, C, *S) or (C, *S) with every non-batch dim nonzero (PyTorch's check)."""
-    shape = x.shape
     if len(shape) not in (nd + 1, nd + 2) or any(s == 0 for s in shape[-nd - 1:]):
         want = "2D or 3D" if nd == 1 else "3D or 4D"
         raise RuntimeError(f"{op}: Expected {want} (batch mode) tensor with optional 0 dim "
@@ -112,7 +111,7 @@ def _out_size(size, k, s, p, d, ceil_mode):
     return out
 
 
-def _pool_args(op, x, kernel_size, stride, padding, dilation, ceil_mode, nd):
+def _pool_args(op, shape, kernel_size, stride, padding, dilation, ceil_mode, nd):
     """Validated (kernel, stride, padding, dilation, ceil_mode, out_spatial)."""
     k = _ints(kernel_size, nd, op, "kernel_size")
     s = _ints(stride, nd, op, "stride", allow_none=True) or k
@@ -135,14 +134,15 @@ def _pool_args(op, x, kernel_size, stride, padding, dilation, ceil_mode, nd):
     if any(pv > kv // 2 for pv, kv in zip(p, k)):
         raise RuntimeError(f"{op}: pad should be at most half of effective kernel size, "
                            f"but got pad={list(p)}, kernel_size={list(k)}")
-    _check_input(x, nd, op)
-    spatial = x.shape[-nd:]
+    _check_input(shape, nd, op)
+    spatial = shape[-nd:]
     out = tuple(_out_size(L, kv, sv, pv, dv, bool(ceil_mode))
                 for L, kv, sv, pv, dv in zip(spatial, k, s, p, d))
     if any(o < 1 for o in out):
-        raise RuntimeError(f"{op}: Given input size: {list(x.shape[-nd - 1:])}. Calculated "
-                           f"output size: {[x.shape[-nd - 1]] + list(out)}. Output size is "
-                           f"too small")
+        c = shape[-nd - 1]
+        raise RuntimeError(f"{op}: Given input size: ({'x'.join(map(str, shape[-nd - 1:]))})"
+                           f". Calculated output size: ({'x'.join(map(str, (c,) + out))}). "
+                           f"Output size is too small")
     return k, s, p, d, bool(ceil_mode), out
 
 
@@ -316,20 +316,66 @@ def max_pool_backward(grad_output, indices, input_size):
     return _scatter(grad_output, indices, size)
 
 
-def _max_pool_call(op, nd, input, kernel_size, stride, padding, dilation, ceil_mode,
-              return_indices):
-    input, _ = _check[op](input, kernel_size)
-    k, s, p, d, _, out = _pool_args(op, input, kernel_size, stride, padding, dilation,
+def _key(args):
+    """A cache key that tells ``True`` from ``1`` (also inside tuples), or None for
+    unhashable arguments (lists)."""
+    key = []
+    for a in args:
+        if isinstance(a, tuple):
+            key.append((tuple, tuple((type(e), e) for e in a)))
+        else:
+            key.append((type(a), a))
+    key = tuple(key)
+    try:
+        hash(key)
+    except TypeError:
+        return None
+    return key
+
+
+def cached_plan(fn):
+    """Memoize a validation-and-geometry function of hashable arguments (a training
+    loop calls a pool with the same shapes and sizes every step: the per-call
+    Python work is then one dict lookup).  Errors are not cached: they raise again."""
+    cache = {}
+
+    def plan(*args):
+        key = _key(args)
+        if key is None:
+            return fn(*args)
+        hit = cache.get(key)
+        if hit is None:
+            hit = fn(*args)
+            if len(cache) >= 1024:
+                cache.clear()
+            cache[key] = hit
+        return hit
+    plan.__wrapped__ = fn
+    return plan
+
+
+@cached_plan
+def _max_plan(op, nd, shape, kernel_size, stride, padding, dilation, ceil_mode):
+    """Validated windows ((start, count, step) per spatial dim) of a max pool."""
+    k, s, p, d, _, out = _pool_args(op, shape, kernel_size, stride, padding, dilation,
                                     ceil_mode, nd)
     windows = tuple(_max_windows(L, kv, sv, pv, dv, ov) + (dv,) for L, kv, sv, pv, dv, ov
-                    in zip(input.shape[-nd:], k, s, p, d, out))
-    for w, L in zip(windows, input.shape[-nd:]):
+                    in zip(shape[-nd:], k, s, p, d, out))
+    for w, L in zip(windows, shape[-nd:]):
         if w[1].min() < 1:
             # only with dilation: every tap of a window in the padding (PyTorch
             # returns -inf there with an index outside the input)
             raise RuntimeError(f"{op}: a window has no element inside the input (input "
                                f"size {L}, kernel_size={list(k)}, padding={list(p)}, "
                                f"dilation={list(d)}); reduce the padding or the dilation")
+    return windows
+
+
+def _max_pool_call(op, nd, input, kernel_size, stride, padding, dilation, ceil_mode,
+                   return_indices):
+    input, _ = _check[op](input, kernel_size)
+    windows = _max_plan(op, nd, tuple(input.shape), kernel_size, stride, padding, dilation,
+                        ceil_mode)
     idx = _max_indices(input, windows)
     y = _gather(input, idx, nd)
     return (y, idx) if return_indices else y

@@ -450,10 +450,16 @@ def _accumulate_grad(t, g, create_graph):
     a per-leaf lock; one lock for all leaves is simpler and the sums are short."""
     if g._data.dtype != t._data.dtype:
         g = g.to(t.dtype)
+    hooked = t._hooks is not None
+    if hooked:                  # AccumulateGrad.register_prehook
+        g = graph.accumulate_grad_hooks(t, g, "pre")
+        if g is None:
+            return
     with _ACCUMULATE_LOCK:
         _accumulate_locked(t, g, create_graph)
-    if t._hooks is not None:
+    if hooked:
         graph.post_accumulate(t)
+        graph.accumulate_grad_hooks(t, g, "post")
 
 
 def _accumulate_locked(t, g, create_graph):

@@ -46,12 +46,14 @@ class _NodeExtra:
 class _TensorHooks:
     """A Tensor's own hooks (its ``_hooks`` slot): leaf tensor hooks, post-
     accumulate-grad hooks, and whether ``retain_grad()`` was called."""
-    __slots__ = ("pre", "post_acc", "retains")
+    __slots__ = ("pre", "post_acc", "retains", "acc_pre", "acc_post")
 
     def __init__(self):
         self.pre = None             # HookDict (leaves; non-leaves use their node)
         self.post_acc = None        # HookDict
         self.retains = False
+        self.acc_pre = None         # HookDict: AccumulateGrad.register_prehook
+        self.acc_post = None        # HookDict: AccumulateGrad.register_hook
 
 
 def _extra(node):
@@ -150,6 +152,35 @@ def register_post_accumulate_grad_hook(t, fn):
                            "hooks cannot be registered on non-leaf tensors")
     return _add_hook(_tensor_hooks(t), "post_acc", fn,
                      "Tensor.register_post_accumulate_grad_hook()")
+
+
+def register_accumulate_grad_hook(t, field, fn, what):
+    """A hook of leaf ``t``'s ``AccumulateGrad`` node (``field``: "acc_pre" or
+    "acc_post"), kept on ``t`` since the node is made afresh on each read."""
+    return _add_hook(_tensor_hooks(t), field, fn, what)
+
+
+def accumulate_grad_hooks(t, g, when):
+    """Run leaf ``t``'s AccumulateGrad pre-hooks on ``g`` (``when="pre"``: returns
+    the gradient to accumulate, None to accumulate nothing) or post-hooks
+    (``when="post"``), as PyTorch's node hooks on AccumulateGrad."""
+    th = t._hooks
+    hooks = None if th is None else th.acc_pre if when == "pre" else th.acc_post
+    if not hooks:
+        return g
+    for fn in list(hooks.values()):
+        if when == "pre":
+            r = fn((g,))
+            if r is not None:
+                r = _node_hook_values(fn, r, 1, "pre-hook")[0]
+                g = None if r is None else _check_hook_grad(fn, g, r)
+                if g is None:
+                    return None
+        else:
+            r = fn((), (g,))
+            if r is not None:
+                _node_hook_values(fn, r, 0, "hook")
+    return g
 
 
 def _check_hook_grad(fn, old, new):

@@ -548,13 +548,20 @@ def _rebase_dirty(ctx, t, j, record, tangent, level):
     _inplace._rebase(t, base, result, record, level)
 
 
+class MissingJvpError(NotImplementedError):
+    """Forward mode reached a custom Function that defines no ``jvp``.  A
+    ``NotImplementedError`` (PyTorch's type); its own class so that
+    ``functional.hvp``, whose forward-over-reverse is an implementation choice
+    rather than the user's, can fall back to reverse-over-reverse."""
+
+
 def _forward_tangents(cls, ctx, args, tangents, outputs):
     """Call the Function's ``jvp`` on the inputs' ``tangents``; return one tangent
     (or None) per output, checked and cast to the output's dtype."""
     from tensorplay._creation import zeros_like
     Tensor = _Tensor or _tensor_type()
     if cls.jvp is Function.jvp:
-        raise NotImplementedError(
+        raise MissingJvpError(
             f"{cls.__name__}: You must implement the jvp function for custom "
             f"autograd.Function to use it with forward mode AD.")
     tangents = [zeros_like(a) if t is None and isinstance(a, Tensor) else t

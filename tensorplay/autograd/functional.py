@@ -19,6 +19,7 @@ import threading
 
 from tensorplay.autograd import _forward as fw
 from tensorplay.autograd import grad as _grad
+from tensorplay.autograd.function import MissingJvpError
 from tensorplay.autograd.grad_mode import STATE, enable_grad, no_grad, set_grad_enabled
 
 __all__ = ["vjp", "jvp", "jacobian", "hessian", "hvp", "vhp", "NeedsReverseGraph"]
@@ -615,6 +616,9 @@ def hvp(func, inputs, v=None, create_graph=False, strict=False):
     Inside an active forward-AD level (forward mode over ``hvp``) the engine has
     no second level, so ``hvp`` then computes ``(v^T H)^T`` reverse-over-reverse
     (``vhp``), equal for twice continuously differentiable functions.
+    The same fallback is taken when ``func`` calls a custom ``Function`` that
+    defines no ``jvp`` (forward mode cannot go through it); ``func`` then runs a
+    second time, from the start.
 
     Args:
         func (callable): takes Tensors, returns a single one-element Tensor.
@@ -648,6 +652,17 @@ def hvp(func, inputs, v=None, create_graph=False, strict=False):
     if STATE.fw_level is not None:
         out, res = vhp(func, inputs, v, create_graph=create_graph, strict=strict)
         return out, _tuple_postprocess(res, is_inputs_tuple)
+    try:
+        return _hvp_forward_over_reverse(func, inputs, is_inputs_tuple, v, create_graph,
+                                         strict)
+    except MissingJvpError:
+        # a custom Function without a jvp: forward mode cannot go through it, but
+        # reverse-over-reverse can (PyTorch's hvp needs only backward)
+        out, res = vhp(func, inputs, v, create_graph=create_graph, strict=strict)
+        return out, _tuple_postprocess(res, is_inputs_tuple)
+
+
+def _hvp_forward_over_reverse(func, inputs, is_inputs_tuple, v, create_graph, strict):
     with enable_grad():
         inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
         v = _prepare_v(v, inputs, is_inputs_tuple, create_graph, "hvp", _V_INPUT)

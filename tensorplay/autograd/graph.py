@@ -79,6 +79,37 @@ class AccumulateGrad:
     def __repr__(self):
         return "<AccumulateGrad object>"
 
+    # The stand-in is made afresh on each read, so its hooks live on the leaf
+    # (PyTorch keeps one AccumulateGrad per leaf; hooks on any read of it are the
+    # same).  As in PyTorch they run when backward() accumulates into .grad, not
+    # in autograd.grad (which returns the gradient instead).
+    def register_prehook(self, fn):
+        """Register ``fn(grad_outputs)``, called before the leaf's ``.grad`` is
+        accumulated (after its tensor hooks); ``grad_outputs`` is a 1-tuple, and
+        ``fn`` may return None or a replacement 1-tuple.
+
+        Returns:
+            tensorplay.utils.hooks.RemovableHandle.
+        """
+        return register_accumulate_grad_hook(self.variable, "acc_pre", fn,
+                                             "AccumulateGrad.register_prehook()")
+
+    def register_hook(self, fn):
+        """Register ``fn(grad_inputs, grad_outputs)``, called after the leaf's
+        ``.grad`` was accumulated (and its post-accumulate-grad hooks ran):
+        ``grad_inputs`` is ``()`` (the node has no inputs), ``grad_outputs`` the
+        1-tuple of the gradient accumulated.
+
+        Returns:
+            tensorplay.utils.hooks.RemovableHandle.
+        """
+        return register_accumulate_grad_hook(self.variable, "acc_post", fn,
+                                             "AccumulateGrad.register_hook()")
+
+    @property
+    def next_functions(self):
+        return ()
+
 
 class Node:
     """The record of one primitive call, used as the output's ``grad_fn``.
@@ -642,7 +673,9 @@ from tensorplay.autograd._hooks import (  # noqa: E402
     _run_multi_hooked,
     pack_own_output,
     pack_saved,
+    accumulate_grad_hooks,
     post_accumulate,
+    register_accumulate_grad_hook,
     register_post_accumulate_grad_hook,
     register_tensor_hook,
     retain_grad,

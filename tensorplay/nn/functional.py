@@ -145,3 +145,19 @@ from tensorplay._ops.resample import interpolate, pad  # noqa: E402,F401
 __all__ += ["max_pool1d", "max_pool2d", "max_pool1d_with_indices", "max_pool2d_with_indices",
             "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d", "adaptive_avg_pool2d",
             "adaptive_max_pool1d", "adaptive_max_pool2d", "pad", "interpolate"]
+
+# ---- losses, normalisation and the other layers (issue 9: losses and normalisation)
+from tensorplay._ops.loss import (binary_cross_entropy,  # noqa: E402,F401
+                                  binary_cross_entropy_with_logits, cosine_similarity,
+                                  huber_loss, kl_div, l1_loss, mse_loss, pairwise_distance,
+                                  smooth_l1_loss)
+from tensorplay._ops.nn_misc import (alpha_dropout, bilinear, dropout, dropout1d,  # noqa: E402,F401
+                                     dropout2d, embedding, linear, one_hot)
+from tensorplay._ops.normalization import batch_norm, normalize  # noqa: E402,F401
+from tensorplay._ops.normalization_rows import group_norm, layer_norm  # noqa: E402,F401
+
+__all__ += ["mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "binary_cross_entropy",
+            "binary_cross_entropy_with_logits", "kl_div", "cosine_similarity",
+            "pairwise_distance", "linear", "bilinear", "dropout", "dropout1d", "dropout2d",
+            "alpha_dropout", "embedding", "one_hot", "batch_norm", "layer_norm", "group_norm",
+            "normalize"]

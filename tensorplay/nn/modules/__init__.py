@@ -11,6 +11,21 @@ from tensorplay.nn.modules.activation import (CELU, ELU, GELU, GLU, SELU, Hardsh
                                               ReLU6, Sigmoid, SiLU, Softmax, Softmax2d,
                                               Softmin, Softplus, Softshrink, Softsign, Tanh,
                                               Tanhshrink, Threshold)
+from tensorplay.nn.modules.conv import Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d
+from tensorplay.nn.modules.pooling import (AdaptiveAvgPool1d, AdaptiveAvgPool2d,
+                                           AdaptiveMaxPool1d, AdaptiveMaxPool2d, AvgPool1d,
+                                           AvgPool2d, ConstantPad1d, ConstantPad2d, MaxPool1d,
+                                           MaxPool2d, ReflectionPad1d, ReflectionPad2d,
+                                           ReplicationPad1d, ReplicationPad2d, Upsample,
+                                           UpsamplingBilinear2d, UpsamplingNearest2d,
+                                           ZeroPad1d, ZeroPad2d)
+from tensorplay.nn.modules.normalization import BatchNorm1d, BatchNorm2d, GroupNorm, LayerNorm
+from tensorplay.nn.modules.dropout import AlphaDropout, Dropout, Dropout1d, Dropout2d
+from tensorplay.nn.modules.sparse import Embedding
+from tensorplay.nn.modules.loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss,
+                                        HuberLoss, KLDivLoss, L1Loss, MSELoss, NLLLoss,
+                                        SmoothL1Loss)
+from tensorplay.nn.modules.distance import CosineSimilarity, Fold, PairwiseDistance, Unfold
 from tensorplay.nn.modules.rnn import (GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell,
                                        RNNCellBase)
 
@@ -21,5 +36,15 @@ __all__ = [
     "LeakyReLU", "Hardtanh", "Hardsigmoid", "Hardswish", "Softplus", "LogSigmoid",
     "Softmax", "LogSoftmax", "Softmin", "Softmax2d", "Softsign", "Tanhshrink", "Threshold",
     "Hardshrink", "Softshrink", "PReLU", "GLU",
+    "Conv1d", "Conv2d", "ConvTranspose1d", "ConvTranspose2d",
+    "MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d",
+    "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "ConstantPad1d", "ConstantPad2d", "ZeroPad1d",
+    "ZeroPad2d", "ReflectionPad1d", "ReflectionPad2d", "ReplicationPad1d", "ReplicationPad2d",
+    "Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d",
+    "BatchNorm1d", "BatchNorm2d", "LayerNorm", "GroupNorm",
+    "Dropout", "Dropout1d", "Dropout2d", "AlphaDropout", "Embedding",
+    "L1Loss", "MSELoss", "NLLLoss", "CrossEntropyLoss", "BCELoss", "BCEWithLogitsLoss",
+    "KLDivLoss", "SmoothL1Loss", "HuberLoss",
+    "CosineSimilarity", "PairwiseDistance", "Fold", "Unfold",
     "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell",
 ]

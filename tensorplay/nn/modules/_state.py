@@ -10,6 +10,8 @@ tensors first, then raises; see docs/DECISIONS.md).
 import collections
 from collections import OrderedDict
 
+import numpy as np
+
 from tensorplay import _dtype
 from tensorplay._tensor import Tensor
 from tensorplay.autograd.grad_mode import no_grad
@@ -110,7 +112,7 @@ class StateMixin:
             if key not in state_dict:
                 missing_keys.append(key)
                 continue
-            src = state_dict[key]
+            src = _as_tensor(state_dict[key])
             if not isinstance(src, Tensor):
                 error_msgs.append(f'While copying the parameter named "{key}", expected '
                                   f'tensorplay.Tensor or Tensor-like object from checkpoint '
@@ -147,7 +149,9 @@ class StateMixin:
         ``state_dict()``, or a torch one converted to tensorplay tensors).
 
         Args:
-            state_dict (dict): name -> Tensor.
+            state_dict (dict): name -> Tensor.  numpy arrays and other libraries'
+                CPU tensors (anything with ``__array__``, e.g. a torch state_dict)
+                are accepted and copied from.
             strict (bool): keys must match exactly (default True).
             assign (bool): put the given tensors in place instead of copying into
                 the existing ones (Parameters stay Parameters).
@@ -274,6 +278,18 @@ class StateMixin:
         """Returns self (tensorplay has only the CPU)."""
         return self
 
+    def cuda(self, device=None):
+        """Always raises: tensorplay runs on the CPU only."""
+        raise RuntimeError("Module.cuda(): tensorplay runs on the CPU only (tensorplay.cuda."
+                           "is_available() is False); keep the module on 'cpu'")
+
+    def half(self):
+        """Always raises: tensorplay has no float16 (float32 and float64 only)."""
+        raise TypeError("Module.half(): tensorplay has no float16 dtype; use float() or "
+                        "double()")
+
+    bfloat16 = half
+
     # ------------------------------------------------------------ hooks
     def register_forward_pre_hook(self, hook, *, prepend=False, with_kwargs=False):
         """Call ``hook(module, args)`` before ``forward`` (``hook(module, args,
@@ -363,6 +379,24 @@ class StateMixin:
                         pass
             raise
         return result
+
+
+def _as_tensor(value):
+    """A checkpoint value as a Tensor: Tensors as they are; numpy arrays and
+    array-like tensors of other libraries (a torch state_dict's values, through
+    ``__array__``) copied into a new Tensor; anything else unchanged (then refused)."""
+    if isinstance(value, Tensor) or not hasattr(value, "__array__"):
+        return value
+    try:
+        # (the object's own __array__, called plainly: torch's takes no copy=)
+        arr = np.array(value if isinstance(value, np.ndarray) else value.__array__())
+    except Exception:                   # noqa: BLE001 -- refused by the caller then
+        return value
+    if arr.dtype.kind not in "fiub" or arr.dtype == np.float16:
+        return value
+    if arr.dtype.kind == "u" or arr.dtype == np.int8 or arr.dtype == np.int16:
+        arr = arr.astype(np.int64)
+    return Tensor._wrap(np.ascontiguousarray(arr))
 
 
 def _prefixed_modules(root):
