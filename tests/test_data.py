@@ -474,3 +474,6 @@ def test_the_data_benchmarks_run():
         b = bench.LoaderEpoch()
         b.setup(path)
         b.time_epoch(path)
+    step = bench.CNNStep()
+    step.setup()
+    step.time_step()
