@@ -35,6 +35,7 @@ the numbers differ from torch's (numpy's random streams, not torch's).
 """
 import argparse
 import importlib
+import importlib.util
 import math
 import sys
 import tempfile
@@ -250,6 +251,8 @@ def parse_args(argv):
         p.error(f"--seed must be non-negative, got {args.seed}")
     if not Path(args.out_dir).is_dir():        # before training, not after it
         p.error(f"--out-dir: the directory {args.out_dir} does not exist")
+    if importlib.util.find_spec(args.library) is None:
+        p.error(f"--library {args.library}: it is not installed")
     if args.save is not None and not Path(args.save).resolve().parent.is_dir():
         p.error(f"--save: the directory {Path(args.save).resolve().parent} does not exist")
     return args

@@ -73,3 +73,15 @@ def test_full_run_meets_its_accuracy(tmp_path, seed):
     metrics = _module().main(["--seed", str(seed), "--models", "cnn",
                               "--out-dir", str(tmp_path)])
     assert metrics["cnn"]["test_acc"] >= 0.98, metrics["cnn"]["test_acc"]
+
+
+def test_library_torch_without_torch_is_a_clear_error(monkeypatch, capsys):
+    import importlib.util
+    module = _module()
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "torch" else real(name, *a))
+    with pytest.raises(SystemExit) as exc:
+        module.main(["--library", "torch"])
+    assert exc.value.code == 2 and "--library torch: it is not installed" in \
+        capsys.readouterr().err
