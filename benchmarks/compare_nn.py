@@ -3,7 +3,7 @@ against compositions of tensorplay's own primitives.
 
 Run from the repository root after building (``pip install -e .``)::
 
-    python benchmarks/compare_nn.py [--rounds 30]
+    python benchmarks/compare_nn.py [--rounds 30] [--threads 1]
 
 Each case is forward + backward (``loss.backward()`` of ``(y * u).sum()`` for the
 norms), float32, at the default thread settings.  tensorplay is imported before
@@ -103,7 +103,7 @@ def cases(rng):
         lb = _pair(lshape, rng)
         label = "x".join(map(str, shape))
 
-        def bn(lib, composed=False):
+        def bn(lib, composed=False, xa=xa, ua=ua, wa=wa, ba=ba, c=c):
             L, fn = (torch, TF) if lib == "torch" else (tp, F)
             x, u = L.tensor(xa, requires_grad=True), L.tensor(ua)
             w, bb = L.tensor(wa, requires_grad=True), L.tensor(ba, requires_grad=True)
@@ -112,7 +112,7 @@ def cases(rng):
                 return lambda: (_composed_bn(x, w, bb) * u).sum().backward()
             return lambda: (fn.batch_norm(x, rm, rv, w, bb, True) * u).sum().backward()
 
-        def ln(lib, composed=False):
+        def ln(lib, composed=False, xa=xa, ua=ua, lw=lw, lb=lb, lshape=lshape):
             L, fn = (torch, TF) if lib == "torch" else (tp, F)
             x, u = L.tensor(xa, requires_grad=True), L.tensor(ua)
             w, bb = L.tensor(lw, requires_grad=True), L.tensor(lb, requires_grad=True)
@@ -142,7 +142,12 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=25)
     ap.add_argument("--reps", type=int, default=20)
+    ap.add_argument("--threads", type=int, default=None,
+                    help="set both libraries' thread counts (default: their defaults)")
     args = ap.parse_args()
+    if args.threads:
+        tp.set_num_threads(args.threads)
+        torch.set_num_threads(args.threads)
     rng = np.random.default_rng(0)
     print(f"{'case':42s} {'tp ms':>8s} {'torch ms':>9s} {'tp/torch':>9s} {'fused/composed':>15s}")
     for name, make in cases(rng).items():

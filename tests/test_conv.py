@@ -47,6 +47,10 @@ CONV2D = [
     ((2, 3, 5, 5), (4, 3, 1, 1), True, {}),                                     # 1x1
     ((2, 2, 7, 8), (3, 2, 3, 3), True, {"stride": 3, "padding": 1}),            # remainder
     ((2, 2, 4, 4), (3, 2, 5, 5), False, {"padding": 2}),                        # kernel = padded
+    # output rows of 16 and more take the row loops instead of the index table
+    ((1, 2, 6, 40), (3, 2, 3, 3), True, {"stride": (1, 2), "padding": 1}),
+    ((1, 2, 5, 36), (2, 2, 3, 2), True, {"padding": "same"}),                   # shifted run
+    ((1, 2, 5, 36), (2, 2, 2, 3), False, {"padding": (0, 1), "dilation": (2, 3)}),
 ]
 
 
@@ -91,6 +95,8 @@ CONVT = [
     ((1, 4, 3, 3), (4, 1, 2, 3), {"groups": 2, "stride": (2, 3), "dilation": (2, 1)}),
     ((1, 2, 3, 3), (2, 2, 2, 2), {"dilation": 3, "output_padding": 2}),   # op >= stride
     ((2, 3, 3), (2, 3, 2, 2), {"stride": 2}),                              # unbatched
+    ((1, 2, 3, 20), (2, 2, 3, 3), {"stride": 2, "padding": 1}),            # long rows
+    ((1, 2, 3, 20), (2, 1, 3, 2), {"padding": (1, 0), "dilation": (1, 2)}),
 ]
 
 

@@ -498,3 +498,31 @@ def test_cross_entropy_with_a_batched_target():
     np.testing.assert_allclose(g.numpy(), soft, rtol=1e-12, atol=1e-15)
     with pytest.raises(IndexError, match="out of bounds"):
         vmap(loss)(logits, tp.tensor([0, 1, 5, 1]))
+
+
+@pytest.mark.parametrize("name", ["amax", "amin"])
+def test_per_example_gradient_of_amax_amin_splits_each_examples_ties(name):
+    """The tie-splitting VJP runs on batched tensors (each example its own ties)."""
+    xn = np.array([[1.0, 3, 3], [2, 2, 2], [5, 0, 1], [0, 0, -1]])
+    got = vmap(tp.func.grad(lambda r: getattr(r, name)()))(tp.tensor(xn))
+    ext = xn.max(1, keepdims=True) if name == "amax" else xn.min(1, keepdims=True)
+    want = (xn == ext) / (xn == ext).sum(1, keepdims=True)
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-15)
+
+
+def test_per_example_gradient_through_eigh_eigenvectors():
+    """eigh's VJP skips the eigenvector term by a zero test on the cotangent; under
+    vmap it computes the term instead, and matches the per-example loop."""
+    rng = np.random.default_rng(3)
+    xn = rng.standard_normal((4, 3, 3))
+    a = tp.tensor(xn + xn.transpose(0, 2, 1))
+    f = lambda m: tp.linalg.eigh(m).eigenvectors.abs().sum()   # noqa: E731 (sign-invariant)
+    got = vmap(tp.func.grad(f))(a)
+    for i in range(4):
+        ai = a[i].clone().requires_grad_()
+        want, = autograd.grad(f(ai), ai)
+        np.testing.assert_allclose(got[i].numpy(), want.numpy(), rtol=1e-12, atol=1e-12)
+    # repeated eigenvalues with the eigenvectors unused: d trace / dA = I, finite
+    eye = tp.eye(3, dtype=tp.float64).expand(2, 3, 3).clone()
+    g = vmap(tp.func.grad(lambda m: tp.linalg.eigh(m).eigenvalues.sum()))(eye)
+    np.testing.assert_array_equal(g.numpy(), np.broadcast_to(np.eye(3), (2, 3, 3)))

@@ -16,8 +16,13 @@
 # b) col2im is im2col's adjoint: out[n, c, ih, iw] = sum of the cols entries that
 #    read that pixel (plus an optional per-channel bias).  One task per (n, c)
 #    plane, which only that task writes: no races, no atomics.
-# c) swap01: dst[b, a, l] = src[a, b, l] (+ bias[a]), the transposes between the
-#    GEMM's (O, N, L) layout and the (N, O, L) layout of an NCHW tensor.
+# c) swap01: dst[b, a, l] = src[a, b, l] (+ bias[a]), the transpose of an NCHW
+#    cotangent into the GEMM's (O, N, L) layout; unpack_nlo: the forward GEMM's
+#    (group, position, channel) result into NCHW, plus the bias.
+# e) Output rows shorter than SMALL_ROW: im2col and col2im read a table of window
+#    offsets (kh kw Ho Wo entries, the same for every sample and channel), one
+#    gather/scatter loop per (row, sample); longer rows use per-row bounds, and a
+#    stride-1 width-keeping window is one shifted run of the flattened plane.
 # d) The entry points take ndarrays and work on raw pointers (float32 or float64,
 #    dispatched once on the dtype): the layers of a small CNN run at sizes where
 #    building typed memoryviews and matching fused signatures would cost more
@@ -31,6 +36,7 @@ cimport numpy as cnp
 from cython cimport floating
 from libc.stdint cimport uintptr_t
 from cython.parallel cimport prange
+from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy, memset
 
 from ._openmp_helpers cimport GRAIN, _threads_for
@@ -117,14 +123,62 @@ cdef void _im2col_rows(const floating* x0, Py_ssize_t xn, floating* cols0, Py_ss
 
 
 
+cdef enum:
+    SMALL_ROW = 16      # output rows shorter than this go through the index table
+
+
+cdef Py_ssize_t* _window_table(Py_ssize_t H, Py_ssize_t W, Py_ssize_t kh, Py_ssize_t kw,
+                               Py_ssize_t sh, Py_ssize_t sw, Py_ssize_t pt, Py_ssize_t pl,
+                               Py_ssize_t dh, Py_ssize_t dw, Py_ssize_t Ho,
+                               Py_ssize_t Wo) noexcept nogil:
+    """table[(ki, kj) * L + (oh, ow)] = the plane offset window element (ki, kj) of
+    output position (oh, ow) reads, or -1 for padding (NULL if malloc fails).
+    It depends on neither sample nor channel: kh * kw * L entries."""
+    cdef Py_ssize_t L = Ho * Wo, k, oh, ow, ih, iw
+    cdef Py_ssize_t* t = <Py_ssize_t*>malloc(kh * kw * L * sizeof(Py_ssize_t))
+    if t == NULL:
+        return NULL
+    for k in range(kh * kw):
+        for oh in range(Ho):
+            ih = oh * sh - pt + (k // kw) * dh
+            for ow in range(Wo):
+                iw = ow * sw - pl + (k % kw) * dw
+                t[k * L + oh * Wo + ow] = (ih * W + iw if 0 <= ih < H and 0 <= iw < W
+                                           else -1)
+    return t
+
+
 cdef void _im2col_all(const floating* x, floating* cols, Py_ssize_t cr, Py_ssize_t cn,
                       Py_ssize_t N, Py_ssize_t C, Py_ssize_t H, Py_ssize_t W,
                       Py_ssize_t kh, Py_ssize_t kw, Py_ssize_t sh, Py_ssize_t sw,
                       Py_ssize_t pt, Py_ssize_t pl, Py_ssize_t dh, Py_ssize_t dw,
                       Py_ssize_t Ho, Py_ssize_t Wo, int nt) noexcept nogil:
-    cdef Py_ssize_t kk = kh * kw, R = C * kh * kw, task, r, c, k, P, per, n0, i
+    cdef Py_ssize_t kk = kh * kw, R = C * kh * kw, task, r, c, k, P, per, n0, n, i, l
+    cdef Py_ssize_t L = Ho * Wo
+    cdef Py_ssize_t* table = NULL
+    cdef const Py_ssize_t* t
+    cdef const floating* p
+    cdef floating* d
     P = 1 if nt == 1 else min(N, (4 * nt + R - 1) // R)
     per = (N + P - 1) // P
+    if Wo < SMALL_ROW:
+        table = _window_table(H, W, kh, kw, sh, sw, pt, pl, dh, dw, Ho, Wo)
+    if table != NULL:
+        # short rows: one gather loop of L per (row, sample) instead of Ho
+        # short loops with their bounds (measured 4x4 images: the row loops
+        # cost more than the copy)
+        for task in prange(R * P, schedule='static', num_threads=nt):
+            r = task // P
+            n0 = (task % P) * per
+            c = r // kk
+            t = table + (r % kk) * L
+            for n in range(n0, min(n0 + per, N)):
+                p = x + (n * C + c) * H * W
+                d = cols + r * cr + n * cn
+                for l in range(L):
+                    d[l] = p[t[l]] if t[l] >= 0 else 0
+        free(table)
+        return
     for task in prange(R * P, schedule='static', num_threads=nt):
         r = task // P
         n0 = (task % P) * per
@@ -235,9 +289,14 @@ cdef void _col2im_all(const floating* cols, Py_ssize_t cr, Py_ssize_t cn,
                       Py_ssize_t sh, Py_ssize_t sw, Py_ssize_t pt, Py_ssize_t pl,
                       Py_ssize_t dh, Py_ssize_t dw, Py_ssize_t Ho, Py_ssize_t Wo,
                       int nt) noexcept nogil:
-    cdef Py_ssize_t kk = kh * kw, task, n, c, i, HW = H * W
+    cdef Py_ssize_t kk = kh * kw, task, n, c, i, k, l, HW = H * W, L = Ho * Wo
     cdef floating b
     cdef floating* plane
+    cdef const floating* s
+    cdef Py_ssize_t* table = NULL
+    cdef const Py_ssize_t* t
+    if Wo < SMALL_ROW and kk and L:
+        table = _window_table(H, W, kh, kw, sh, sw, pt, pl, dh, dw, Ho, Wo)
     for task in prange(N * C, schedule='static', num_threads=nt):
         n = task // C
         c = task % C
@@ -245,8 +304,18 @@ cdef void _col2im_all(const floating* cols, Py_ssize_t cr, Py_ssize_t cn,
         b = bias[c] if bias != NULL else 0
         for i in range(HW):
             plane[i] = b
-        _col2im_plane(cols + c * kk * cr + n * cn, cr, plane, kh, kw, H, W, Ho, Wo,
-                      sh, sw, pt, pl, dh, dw)
+        if table != NULL:           # short rows: scatter through the index table
+            for k in range(kk):
+                t = table + k * L
+                s = cols + (c * kk + k) * cr + n * cn
+                for l in range(L):
+                    if t[l] >= 0:
+                        plane[t[l]] += s[l]
+        else:
+            _col2im_plane(cols + c * kk * cr + n * cn, cr, plane, kh, kw, H, W, Ho, Wo,
+                          sh, sw, pt, pl, dh, dw)
+    if table != NULL:
+        free(table)
 
 
 def col2im(cnp.ndarray cols not None,     # IN  [r, n, l]: (C*kh*kw, N, Ho*Wo), l contiguous
@@ -355,3 +424,63 @@ def swap01(cnp.ndarray src not None,      # IN  (A, B, L), C-contiguous
         else:
             _swap01_all(<const double*>cnp.PyArray_DATA(src), <double*>cnp.PyArray_DATA(dst),
                         <const double*>pb, A, B, L, nt)
+
+
+cdef void _unpack_all(const floating* src, floating* dst, const floating* bias,
+                      Py_ssize_t G, Py_ssize_t N, Py_ssize_t L, Py_ssize_t Og,
+                      int nt) noexcept nogil:
+    cdef Py_ssize_t task, n, g, o, l
+    cdef floating v
+    cdef const floating* s
+    cdef floating* d
+    for task in prange(N * G, schedule='static', num_threads=nt):
+        n = task // G
+        g = task % G
+        s = src + (g * N + n) * L * Og
+        for o in range(Og):
+            d = dst + ((n * G + g) * Og + o) * L
+            v = bias[g * Og + o] if bias != NULL else 0
+            for l in range(L):
+                d[l] = s[l * Og + o] + v
+
+
+def unpack_nlo(cnp.ndarray src not None,  # IN  (G, N, L, Og), C-contiguous
+               cnp.ndarray dst not None,  # OUT (N, G * Og, L), C-contiguous
+               object bias,               # IN  (G * Og,) or None
+               int n_threads):
+    """dst[n, g * Og + o, l] := src[g, n, l, o] (+ bias[g * Og + o]): the
+    (position, channel) GEMM output of each group into NCHW.
+
+    Raises:
+        ValueError: shapes, dtypes or layouts that do not fit.
+    """
+    cdef int kind = _kind(src)
+    cdef Py_ssize_t G, N, L, Og
+    cdef cnp.ndarray bb
+    cdef void* pb = NULL
+    cdef int nt
+    if (_kind(dst) != kind or cnp.PyArray_NDIM(src) != 4 or cnp.PyArray_NDIM(dst) != 3
+            or not cnp.PyArray_IS_C_CONTIGUOUS(src) or not cnp.PyArray_IS_C_CONTIGUOUS(dst)
+            or not cnp.PyArray_ISWRITEABLE(dst)):
+        raise ValueError("unpack_nlo: C-contiguous (G, N, L, Og) src and writeable "
+                         "(N, G*Og, L) dst of one float dtype")
+    G, N, L, Og = src.shape[0], src.shape[1], src.shape[2], src.shape[3]
+    if dst.shape[0] != N or dst.shape[1] != G * Og or dst.shape[2] != L:
+        raise ValueError(f"unpack_nlo: dst of shape {(<object>dst).shape} for "
+                         f"({N}, {G * Og}, {L})")
+    if bias is not None:
+        bb = <cnp.ndarray?>bias
+        if (_kind(bb) != kind or cnp.PyArray_NDIM(bb) != 1 or bb.shape[0] != G * Og
+                or not cnp.PyArray_IS_C_CONTIGUOUS(bb)):
+            raise ValueError(f"unpack_nlo: bias must be a contiguous ({G * Og},) array")
+        pb = cnp.PyArray_DATA(bb)
+    if G == 0 or N == 0 or L == 0 or Og == 0:
+        return
+    nt = _threads_for(G * N * L * Og, GRAIN, n_threads)
+    with nogil:
+        if kind == 0:
+            _unpack_all(<const float*>cnp.PyArray_DATA(src), <float*>cnp.PyArray_DATA(dst),
+                        <const float*>pb, G, N, L, Og, nt)
+        else:
+            _unpack_all(<const double*>cnp.PyArray_DATA(src), <double*>cnp.PyArray_DATA(dst),
+                        <const double*>pb, G, N, L, Og, nt)

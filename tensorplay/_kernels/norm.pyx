@@ -33,6 +33,68 @@ cnp.import_array()
 
 cdef enum:
     BB = 256            # channels per column block (K == 1 channel mode)
+    NL = 8              # independent accumulators: a sum's add latency, not its
+                        # throughput, bounds one chain (no -ffast-math to reassociate)
+
+
+cdef inline void _sums_x(const floating* x, Py_ssize_t n, double x0, double* s,
+                         double* q) noexcept nogil:
+    """s += sum (x - x0),  q += sum (x - x0)^2, in NL lanes."""
+    cdef double a[NL]
+    cdef double b[NL]
+    cdef double d
+    cdef Py_ssize_t i, k, m = n - n % NL
+    for k in range(NL):
+        a[k] = 0
+        b[k] = 0
+    for i in range(0, m, 8):               # 8 == NL
+        for k in range(NL):
+            d = <double>x[i + k] - x0
+            a[k] += d
+            b[k] += d * d
+    for i in range(m, n):
+        d = <double>x[i] - x0
+        a[0] += d
+        b[0] += d * d
+    for k in range(NL):
+        s[0] += a[k]
+        q[0] += b[k]
+
+
+cdef inline void _sums_gx(const floating* g, const floating* x, const floating* w,
+                          Py_ssize_t n, double m, double* s, double* q) noexcept nogil:
+    """s += sum u,  q += sum u (x - m),  u = g (times w elementwise unless NULL), in
+    NL lanes."""
+    cdef double a[NL]
+    cdef double b[NL]
+    cdef double u
+    cdef Py_ssize_t i, k, e = n - n % NL
+    for k in range(NL):
+        a[k] = 0
+        b[k] = 0
+    if w == NULL:
+        for i in range(0, e, 8):           # 8 == NL
+            for k in range(NL):
+                u = g[i + k]
+                a[k] += u
+                b[k] += u * (<double>x[i + k] - m)
+        for i in range(e, n):
+            u = g[i]
+            a[0] += u
+            b[0] += u * (<double>x[i] - m)
+    else:
+        for i in range(0, e, 8):           # 8 == NL
+            for k in range(NL):
+                u = <double>g[i + k] * w[i + k]
+                a[k] += u
+                b[k] += u * (<double>x[i + k] - m)
+        for i in range(e, n):
+            u = <double>g[i] * w[i]
+            a[0] += u
+            b[0] += u * (<double>x[i] - m)
+    for k in range(NL):
+        s[0] += a[k]
+        q[0] += b[k]
 
 
 # ---------------------------------------------------------------- channel mode
@@ -71,15 +133,9 @@ cdef void _ch_sums(const floating* x, const floating* g, const double* mean,
         for n in range(N):
             xr = x + (n * C + c) * K
             if g == NULL:
-                for k in range(K):
-                    d = <double>xr[k] - sh
-                    a += d
-                    b += d * d
+                _sums_x(xr, K, sh, &a, &b)
             else:
-                gr = g + (n * C + c) * K
-                for k in range(K):
-                    a += gr[k]
-                    b += <double>gr[k] * (<double>xr[k] - sh)
+                _sums_gx(g + (n * C + c) * K, xr, <const floating*>NULL, K, sh, &a, &b)
         s1[c] = a
         s2[c] = b
 
@@ -277,10 +333,7 @@ cdef void _row_fwd(const floating* x, const floating* w, const floating* b, floa
     cdef double s = 0, q = 0, d, x0 = xr[0], mu, var, rs
     cdef Py_ssize_t j, cg, k, base = (r % G) * Cg
     cdef double sc, sh
-    for j in range(L):
-        d = <double>xr[j] - x0
-        s += d
-        q += d * d
+    _sums_x(xr, L, x0, &s, &q)
     mu = s / L
     var = q / L - mu * mu
     if var < 0:
@@ -360,20 +413,23 @@ cdef void _row_bwd(const floating* g, const floating* x, const floating* w,
     cdef double m = mean[r], rs = rstd[r], su = 0, sux = 0, u, d, gw, gb
     cdef Py_ssize_t j, cg, k, base = (r % G) * Cg, C2 = G * Cg
     cdef double a, bb, cc
-    for cg in range(Cg):
-        gw = 0
-        gb = 0
-        for k in range(K):
-            j = cg * K + k
-            d = <double>xr[j] - m
-            u = gr[j] if w == NULL else <double>gr[j] * w[base + (j if K == 1 else cg)]
-            su += u
-            sux += u * d
-            gw += gr[j] * d
-            gb += gr[j]
+    if K == 1:                  # layer_norm: the weight per element
+        _sums_gx(gr, xr, <const floating*>NULL if w == NULL else w + base, L, m, &su, &sux)
         if acc != NULL:
-            acc[base + cg] += gw * rs
-            acc[C2 + base + cg] += gb
+            for j in range(L):
+                acc[base + j] += gr[j] * (<double>xr[j] - m) * rs
+                acc[C2 + base + j] += gr[j]
+    else:                       # group_norm: the weight per channel of K elements
+        for cg in range(Cg):
+            gb = 0
+            gw = 0
+            _sums_gx(gr + cg * K, xr + cg * K, <const floating*>NULL, K, m, &gb, &gw)
+            u = 1.0 if w == NULL else w[base + cg]
+            su += u * gb
+            sux += u * gw
+            if acc != NULL:
+                acc[base + cg] += gw * rs
+                acc[C2 + base + cg] += gb
     if gx == NULL:
         return
     o = gx + r * L

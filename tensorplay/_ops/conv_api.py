@@ -236,7 +236,8 @@ def _conv_t(op, nd, input, weight, bias, stride, padding, output_padding, groups
     x, w = _check[op](input, weight)
     x, unbatched = _batch(op, x, w, nd)
     stride = _ints(op, "stride", stride, nd, lo=1, what="non-positive stride is not supported")
-    dilation = _ints(op, "dilation", dilation, nd, lo=1, what="dilation should be greater than zero")
+    dilation = _ints(op, "dilation", dilation, nd, lo=1,
+                     what="dilation should be greater than zero")
     if isinstance(padding, str):
         raise TypeError(f"{op}(): argument 'padding' must be an int or a tuple of {nd} ints "
                         f"(padding strings are for conv{nd}d), not {padding!r}")

@@ -15,6 +15,7 @@ from collections import namedtuple
 
 import numpy as np
 
+from tensorplay._ops.elementwise import where
 from tensorplay._ops.linalg import matmul
 from tensorplay._ops.linalg_decomp import (_diag_embed, _diagonal, _eye, _float_checker,
                                            _nonzero, _np_linalg, _pack, _pack_np, _square,
@@ -183,7 +184,14 @@ def _eigh_vjp(g, out, a, uplo):
     L, V = _eigh_parts(out, a)
     gL, gV = _eigh_parts(g, a)
     inner = _diag_embed(gL)
-    if _nonzero(gV):
+    if type(gV._data) is _B.BatchedArray:
+        # under vmap the zero test would need each example's values: compute the
+        # term, with the zero entries of its skew part kept exactly 0 so that an
+        # example with repeated eigenvalues and unused eigenvectors stays finite
+        VtgV = matmul(V.mT, gV)
+        skew = (VtgV - VtgV.mT) * 0.5
+        inner = inner + where(skew == 0, 0.0, _gap_inverse(L) * skew)
+    elif _nonzero(gV):
         VtgV = matmul(V.mT, gV)
         inner = inner + _gap_inverse(L) * ((VtgV - VtgV.mT) * 0.5)
     return matmul(matmul(V, inner), V.mT)

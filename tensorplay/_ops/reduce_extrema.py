@@ -116,11 +116,14 @@ def _argext_array(x, dim, is_min):
 
 # ---------------------------------------------------------------- amax / amin
 def _ties(out, x, dims, keepdim):
-    """(mask of the entries equal to the extreme, their count per slice as float)."""
-    o = out._data if keepdim else out._data.reshape(kept_shape(x.shape, dims))
-    mask = np.asarray(x._data == o)
-    count = np.asarray(mask.sum(axis=dims, keepdims=True), x._data.dtype)
-    return Tensor._wrap(mask), Tensor._wrap(count)
+    """(mask of the entries equal to the extreme, their count per slice as float).
+
+    In tensor ops (not on the storages), so that the rules also run on batched
+    tensors: ``vmap(grad(amax))`` gives each example its own tie split."""
+    x, out = x.detach(), out.detach()
+    o = out if keepdim else out.reshape(kept_shape(x.shape, dims))
+    mask = x == o
+    return mask, mask.sum(dims, keepdim=True).to(x.dtype)
 
 
 def _ext_vjp(g, out, x, dims, keepdim):
