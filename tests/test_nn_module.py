@@ -492,3 +492,26 @@ def test_functional_call_tied_weights_and_per_sample_grads():
         ((m(xs[i:i + 1]) - ys[i]) ** 2).sum().backward()
         for k, p in m.named_parameters():
             assert np.allclose(g[k][i].numpy(), p.grad.numpy(), rtol=1e-12, atol=1e-14)
+
+
+def test_load_state_dict_of_numpy_values_keeps_0d_entries():
+    """A BatchNorm's num_batches_tracked is 0-d: numpy / torch values of a state
+    dict load with their shape (a 0-d array must not become shape (1,))."""
+    src = nn.BatchNorm1d(2)
+    src.running_mean.copy_(tp.tensor([1.0, 2.0]))
+    src.num_batches_tracked.fill_(7)
+    dst = nn.BatchNorm1d(2)
+    dst.load_state_dict({k: v.numpy() for k, v in src.state_dict().items()})
+    assert dst.num_batches_tracked.shape == () and int(dst.num_batches_tracked) == 7
+    np.testing.assert_array_equal(dst.running_mean.numpy(), [1.0, 2.0])
+
+
+def test_load_state_dict_from_a_torch_batchnorm():
+    torch = pytest.importorskip("torch")
+    t = torch.nn.BatchNorm2d(3)
+    t.train()
+    t(torch.randn(4, 3, 2, 2))
+    m = nn.BatchNorm2d(3)
+    m.load_state_dict(t.state_dict())
+    assert int(m.num_batches_tracked) == 1
+    np.testing.assert_allclose(m.running_var.numpy(), t.running_var.numpy(), rtol=1e-6)

@@ -396,7 +396,7 @@ def _as_tensor(value):
         return value
     if arr.dtype.kind == "u" or arr.dtype == np.int8 or arr.dtype == np.int16:
         arr = arr.astype(np.int64)
-    return Tensor._wrap(np.ascontiguousarray(arr))
+    return Tensor._wrap(np.asarray(arr, order="C"))       # (ascontiguousarray makes 0-d 1-d)
 
 
 def _prefixed_modules(root):
