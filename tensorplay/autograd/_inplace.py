@@ -368,3 +368,23 @@ def _scatter_tangent(base, chain, value_t, level):
         else:
             x = apply(_PERMUTE, (x,), {"dims": _inverse_dims(p["dims"])})
     return x
+
+
+def zero_grads(params, set_to_none=True):
+    """Reset the ``.grad`` of every tensor in ``params`` (``Module.zero_grad`` and
+    ``Optimizer.zero_grad``): to None, or with ``set_to_none=False`` to zeros in
+    place, detached from any graph first and with the version counter bumped as
+    by ``zero_()`` (PyTorch's ``zero_grad`` does the same)."""
+    for p in params:
+        g = p.grad
+        if g is None:
+            continue
+        if set_to_none:
+            p.grad = None
+            continue
+        if g.grad_fn is not None:
+            g.detach_()
+        else:
+            g.requires_grad_(False)
+        g._data[...] = 0
+        bump(g, "zero_")

@@ -31,7 +31,7 @@ from itertools import chain
 import numpy as np
 
 from tensorplay._tensor import Tensor
-from tensorplay.autograd._inplace import bump
+from tensorplay.autograd._inplace import zero_grads
 from tensorplay.autograd.grad_mode import enable_grad
 from tensorplay.utils.hooks import RemovableHandle
 
@@ -279,20 +279,7 @@ class Optimizer:
             set_to_none (bool): set ``.grad`` to None (default, PyTorch's) instead of
                 zeroing it in place; the next ``backward()`` then allocates it anew.
         """
-        for group in self.param_groups:
-            for p in group["params"]:
-                g = p.grad
-                if g is None:
-                    continue
-                if set_to_none:
-                    p.grad = None
-                else:
-                    if g.grad_fn is not None:
-                        g.detach_()
-                    else:
-                        g.requires_grad_(False)
-                    g._data[...] = 0
-                    bump(g, "zero_")
+        zero_grads(chain.from_iterable(g["params"] for g in self.param_groups), set_to_none)
 
     def step(self, closure=None):
         """Perform one optimisation step (subclasses implement it).

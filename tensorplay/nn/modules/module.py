@@ -11,7 +11,7 @@ texts.  Everything else (state_dict, hooks, dtype conversion) lives in
 from collections import OrderedDict
 
 from tensorplay._tensor import Tensor
-from tensorplay.autograd.grad_mode import no_grad
+from tensorplay.autograd._inplace import zero_grads
 from tensorplay.nn.modules._state import StateMixin, typename
 from tensorplay.nn.parameter import Buffer, Parameter
 
@@ -375,19 +375,7 @@ class Module(StateMixin):
     def zero_grad(self, set_to_none=True):
         """Reset the gradients of all parameters: to None (default), or, with
         ``set_to_none=False``, to zeros in place (detached first)."""
-        for p in self.parameters():
-            g = p.grad
-            if g is None:
-                continue
-            if set_to_none:
-                p.grad = None
-            else:
-                if g.grad_fn is not None:
-                    g.detach_()
-                else:
-                    g.requires_grad_(False)
-                with no_grad():
-                    g.zero_()
+        zero_grads(self.parameters(), set_to_none)
 
     def apply(self, fn):
         """Call ``fn(module)`` on every submodule (children first) and self;
