@@ -62,7 +62,6 @@ class _Elementwise(Optimizer):
     _flags = {"foreach": None, "maximize": False, "capturable": False,
               "differentiable": False}
     _nscratch = 2
-    _state_keys = ()            # the state arrays ``_update`` takes, in order
     _bump = "addcdiv_"          # the in-place op the version counter names
 
     def __init__(self, params, defaults):
@@ -82,8 +81,8 @@ class _Elementwise(Optimizer):
         raise NotImplementedError
 
     def _arrays(self, state):
-        """The state arrays passed to ``_update`` after ``(p, g)`` (None for an
-        absent optional one)."""
+        """The state arrays passed to ``_update`` after ``(p, g)``: those named by
+        ``_state_keys``, in order (None for an absent optional one)."""
         return tuple(state[k]._data if k in state else None for k in self._state_keys)
 
     def step(self, closure=None):

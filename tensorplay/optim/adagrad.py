@@ -53,6 +53,8 @@ class Adagrad(Optimizer):
             or eps (PyTorch's messages).  NotImplementedError: ``differentiable=True``.
     """
 
+    _state_keys = ("sum",)
+
     def __init__(self, params, lr=1e-2, lr_decay=0, weight_decay=0,
                  initial_accumulator_value=0, eps=1e-10, foreach=None, *, maximize=False,
                  differentiable=False, fused=None):

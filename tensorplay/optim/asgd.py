@@ -54,6 +54,7 @@ class ASGD(_Elementwise):
         NotImplementedError: ``differentiable=True``.
     """
     _state_keys = ("ax",)
+    _scalar_state = ("step", "eta", "mu")
     _bump = "add_"
     _update = staticmethod(_asgd_update)
 

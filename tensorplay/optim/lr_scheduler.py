@@ -12,7 +12,10 @@ an epoch (deprecated in PyTorch; it warns there and here).
 This file: ``LRScheduler``, ``LambdaLR``, ``MultiplicativeLR``, ``StepLR``,
 ``MultiStepLR``, ``ConstantLR``, ``LinearLR``, ``ExponentialLR``, ``PolynomialLR``,
 ``CosineAnnealingLR``; ``_lr_scheduler_more.py``: ``SequentialLR``,
-``ChainedScheduler``, ``ReduceLROnPlateau``, ``OneCycleLR``.
+``ChainedScheduler``, ``ReduceLROnPlateau``, ``OneCycleLR``;
+``_lr_scheduler_cyclic.py``: ``CyclicLR``, ``CosineAnnealingWarmRestarts``.  A
+name of ``torch.optim.lr_scheduler`` that tensorplay lacks raises an
+AttributeError that says so.
 """
 import math
 import types
@@ -26,7 +29,8 @@ from tensorplay.optim.optimizer import Optimizer
 
 __all__ = ["LRScheduler", "LambdaLR", "MultiplicativeLR", "StepLR", "MultiStepLR",
            "ConstantLR", "LinearLR", "ExponentialLR", "PolynomialLR", "CosineAnnealingLR",
-           "SequentialLR", "ChainedScheduler", "ReduceLROnPlateau", "OneCycleLR"]
+           "SequentialLR", "ChainedScheduler", "ReduceLROnPlateau", "OneCycleLR",
+           "CyclicLR", "CosineAnnealingWarmRestarts"]
 
 EPOCH_DEPRECATION_WARNING = (
     "The epoch parameter in `scheduler.step()` was not necessary and is being "
@@ -502,3 +506,10 @@ class CosineAnnealingLR(LRScheduler):
 
 from tensorplay.optim._lr_scheduler_more import (ChainedScheduler, OneCycleLR,  # noqa: E402
                                                  ReduceLROnPlateau, SequentialLR)
+from tensorplay.optim._lr_scheduler_cyclic import (CosineAnnealingWarmRestarts,  # noqa: E402
+                                                   CyclicLR)
+
+
+def __getattr__(name):
+    from tensorplay.optim._torch_names import LR_SCHEDULER, missing
+    raise missing("optim.lr_scheduler", LR_SCHEDULER, name)

@@ -63,6 +63,7 @@ class NAdam(_Elementwise):
     """
     _flags = dict(_Elementwise._flags, decoupled_weight_decay=False)
     _state_keys = ("exp_avg", "exp_avg_sq")
+    _scalar_state = ("step", "mu_product")
     _update = staticmethod(_nadam_update)
 
     def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,

@@ -67,6 +67,8 @@ class SGD(Optimizer):
         NotImplementedError: ``differentiable=True``.
     """
 
+    _state_keys = ("momentum_buffer",)
+
     def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0,
                  nesterov=False, *, maximize=False, foreach=None, differentiable=False,
                  fused=None):
