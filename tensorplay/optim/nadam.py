@@ -89,7 +89,7 @@ class NAdam(_Elementwise):
         mu = beta1 * (1.0 - 0.5 * (0.96 ** (step * psi)))
         mu_next = beta1 * (1.0 - 0.5 * (0.96 ** ((step + 1) * psi)))
         mp = state["mu_product"]._data
-        mp[...] = mp * np.float32(mu)               # float32 product, as PyTorch's
+        mp[...] = mp * mp.dtype.type(mu)            # in mp's dtype (float32), as PyTorch
         mu_product = float(mp)
         return (group["maximize"], group["weight_decay"], group["decoupled_weight_decay"],
                 lr, beta1, beta2, group["eps"], 1 - beta2 ** step,
