@@ -4,7 +4,7 @@ import math
 import types
 
 from tensorplay.optim.lr_scheduler import (LRScheduler, _check_optimizer, _format_param,
-                                           _group_values, _set_group_value, _warn_get_lr)
+                                           _set_group_value, _warn_get_lr)
 
 __all__ = ["CyclicLR", "CosineAnnealingWarmRestarts"]
 
@@ -233,11 +233,4 @@ class CosineAnnealingWarmRestarts(LRScheduler):
                 self.T_i = self.T_0
                 self.T_cur = epoch
         self.last_epoch = math.floor(epoch)
-        self._get_lr_called_within_step = True
-        try:
-            values = self.get_lr()
-        finally:
-            self._get_lr_called_within_step = False
-        for group, lr in zip(self.optimizer.param_groups, values):
-            _set_group_value(group, "lr", lr)
-        self._last_lr = _group_values(self.optimizer, "lr")
+        self._apply_lr(self.get_lr)

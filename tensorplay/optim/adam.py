@@ -2,8 +2,7 @@
 decoupled weight decay."""
 import numpy as np
 
-from tensorplay.optim._elementwise import (_Elementwise, _decayed_grad, _step_tensor,  # noqa: F401
-                                           _zeros)
+from tensorplay.optim._elementwise import _decayed_grad, _Elementwise, _zeros
 from tensorplay.optim.optimizer import _check_lr, _check_nonneg, _value
 
 __all__ = ["Adam"]

@@ -162,17 +162,22 @@ class LRScheduler:
         self._update_lr(epoch)
 
     def _update_lr(self, epoch=None):
-        self._get_lr_called_within_step = True
-        try:
+        def compute():
             if epoch is None:
                 self.last_epoch += 1
-                values = self.get_lr()
-            else:
-                self.last_epoch = epoch
-                if hasattr(self, "_get_closed_form_lr"):
-                    values = self._get_closed_form_lr()
-                else:
-                    values = self.get_lr()
+                return self.get_lr()
+            self.last_epoch = epoch
+            if hasattr(self, "_get_closed_form_lr"):
+                return self._get_closed_form_lr()
+            return self.get_lr()
+        self._apply_lr(compute)
+
+    def _apply_lr(self, compute):
+        """Set every group's ``lr`` to ``compute()`` (called with ``get_lr``'s
+        warning off) and record them for ``get_last_lr``."""
+        self._get_lr_called_within_step = True
+        try:
+            values = compute()
         finally:
             self._get_lr_called_within_step = False
         for group, lr in zip(self.optimizer.param_groups, values):

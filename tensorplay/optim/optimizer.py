@@ -369,8 +369,9 @@ class Optimizer:
 
         The state's tensors are copied (cast to each parameter's dtype; the
         scalar state -- ``step``, NAdam's ``mu_product``, ASGD's ``eta`` and ``mu``
-        -- kept as it is, where PyTorch keeps only ``step``), so the loaded optimiser never shares state with the one
-        the dict came from -- PyTorch shares them when nothing needs a cast.
+        -- kept as it is, where PyTorch keeps only ``step``), so the loaded
+        optimiser never shares state with the one the dict came from -- PyTorch
+        shares them when nothing needs a cast.
 
         Every state tensor kept per element (``exp_avg``, ``momentum_buffer``, ...)
         must be a floating tensor of its parameter's shape, and every scalar state
@@ -417,7 +418,8 @@ class Optimizer:
             if key in self._scalar_state and isinstance(value, (int, float, np.number)):
                 return Tensor._wrap(np.array(value, np.float32))   # PyTorch's __setstate__
             if isinstance(value, Tensor):
-                if key not in self._scalar_state and param.is_floating_point() and value.is_floating_point():
+                if key not in self._scalar_state and param.is_floating_point() \
+                        and value.is_floating_point():
                     if value._data.dtype != param._data.dtype:
                         return value.detach().to(param.dtype)
                 return value.detach().clone()

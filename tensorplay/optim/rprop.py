@@ -1,8 +1,8 @@
 """``Rprop``: resilient backpropagation (PyTorch's ``torch.optim.Rprop``)."""
 import numpy as np
 
-from tensorplay.optim._elementwise import _Elementwise, _zeros
 from tensorplay._tensor import Tensor
+from tensorplay.optim._elementwise import _Elementwise, _zeros
 from tensorplay.optim.optimizer import _check_lr, _value
 
 __all__ = ["Rprop"]
