@@ -13,7 +13,7 @@ import pytest
 import tensorplay as tp
 from tensorplay import optim
 
-from test_optim import _id, _init, _run_torch, _run_tp
+from test_optim import _check_float32_against_torch, _id, _init, _run_torch, _run_tp
 
 CONFIGS = [
     ("NAdam", dict(lr=0.05)),
@@ -62,17 +62,7 @@ def test_trajectory_and_state_match_torch(name, kwargs):
 @pytest.mark.parametrize("name,kwargs", [CONFIGS[i] for i in (2, 5, 8, 10, 12, 14)],
                          ids=lambda c: str(c))
 def test_float32_trajectory_matches_torch(name, kwargs):
-    torch = pytest.importorskip("torch")
-    arrays = [a.astype(np.float32) for a in _init(1)]
-    sign = -1.0 if kwargs.get("maximize") else 1.0
-    ours, _ = _run_tp(getattr(optim, name), kwargs, arrays, steps=10, dtype=tp.float32,
-                      sign=sign)
-    theirs, _ = _run_torch(torch, name, kwargs, arrays, steps=10, dtype=torch.float32,
-                           sign=sign)
-    for a, b in zip(ours, theirs):
-        assert a.dtype == tp.float32
-        np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-5,
-                                   atol=1e-6)
+    _check_float32_against_torch(name, kwargs)
 
 
 @pytest.mark.parametrize("name,kwargs", [CONFIGS[i] for i in (2, 6, 8, 10, 12, 14)],
