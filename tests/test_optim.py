@@ -122,6 +122,12 @@ def test_trajectory_matches_torch(name, kwargs):
 @pytest.mark.parametrize("name,kwargs", [CONFIGS[1], CONFIGS[12], CONFIGS[21], CONFIGS[24]],
                          ids=lambda c: str(c))
 def test_float32_trajectory_matches_torch(name, kwargs):
+    _check_float32_against_torch(name, kwargs)
+
+
+def _check_float32_against_torch(name, kwargs):
+    """10 float32 steps of tensorplay's and torch's optimiser ``name`` agree to
+    float32 round-off (test_optim_more.py uses it too)."""
     torch = pytest.importorskip("torch")
     arrays = [a.astype(np.float32) for a in _init(1)]
     sign = -1.0 if kwargs.get("maximize") else 1.0

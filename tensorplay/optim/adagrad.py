@@ -3,7 +3,7 @@ import numpy as np
 
 from tensorplay._tensor import Tensor
 from tensorplay.autograd._inplace import bump
-from tensorplay.optim.adam import _step_tensor
+from tensorplay.optim._elementwise import _decayed_grad, _step_tensor
 from tensorplay.optim.optimizer import (Optimizer, _check_differentiable, _check_lr,
                                         _check_nonneg, _grads, _value)
 
@@ -13,11 +13,7 @@ __all__ = ["Adagrad"]
 def _adagrad_update(p, g, s, t0, t1, maximize, weight_decay, eps, clr):
     """One Adagrad update of ``p`` and the sum of squares ``s`` in place from
     ``g`` (not written; ``t0``, ``t1`` scratch), PyTorch's ``_single_tensor_adagrad``."""
-    if maximize:
-        g = np.negative(g, out=t0)
-    if weight_decay != 0:
-        np.multiply(p, weight_decay, out=t1)
-        g = np.add(g, t1, out=t0)
+    g = _decayed_grad(p, g, t0, t1, maximize, weight_decay)
     np.multiply(g, g, out=t1)                       # s += g * g
     s += t1
     np.sqrt(s, out=t1)                              # std = sqrt(s) + eps
@@ -56,6 +52,8 @@ class Adagrad(Optimizer):
         ValueError: negative lr, lr_decay, weight_decay, initial_accumulator_value
             or eps (PyTorch's messages).  NotImplementedError: ``differentiable=True``.
     """
+
+    _state_keys = ("sum",)
 
     def __init__(self, params, lr=1e-2, lr_decay=0, weight_decay=0,
                  initial_accumulator_value=0, eps=1e-10, foreach=None, *, maximize=False,

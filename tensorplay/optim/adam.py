@@ -2,17 +2,10 @@
 decoupled weight decay."""
 import numpy as np
 
-from tensorplay._tensor import Tensor
-from tensorplay.autograd._inplace import bump
-from tensorplay.optim.optimizer import (Optimizer, _check_differentiable, _check_lr,
-                                        _check_nonneg, _grads, _value)
+from tensorplay.optim._elementwise import _decayed_grad, _Elementwise, _zeros
+from tensorplay.optim.optimizer import _check_lr, _check_nonneg, _value
 
 __all__ = ["Adam"]
-
-
-def _step_tensor():
-    """A fresh ``state["step"]``: a 0-d float32 tensor, as PyTorch keeps it."""
-    return Tensor._wrap(np.zeros((), np.float32))
 
 
 def _check_betas(betas):
@@ -27,6 +20,15 @@ def _check_betas(betas):
         raise ValueError(f"Invalid beta parameter at index 1: {b1}")
 
 
+def _check_adam_args(lr, betas, eps, weight_decay):
+    """The argument checks Adam, AdamW, NAdam, RAdam and Adamax share (PyTorch's
+    messages)."""
+    _check_lr(lr)
+    _check_nonneg(eps, "epsilon value")
+    _check_betas(betas)
+    _check_nonneg(weight_decay, "weight_decay value")
+
+
 def _lerp(start, end, weight, tmp):
     """``start += weight * (end - start)`` in place, in PyTorch's form of lerp:
     ``end - (end - start) * (1 - weight)`` when ``|weight| >= 0.5``."""
@@ -39,24 +41,23 @@ def _lerp(start, end, weight, tmp):
         np.subtract(end, tmp, out=start)
 
 
+def _moments(m, v, g, beta1, beta2, tmp):
+    """Adam's moment averages in place: ``m = lerp(m, g, 1 - beta1)``, ``v = beta2 *
+    v + (1 - beta2) * g * g`` (PyTorch's ``lerp_`` and ``mul_().addcmul_()``)."""
+    _lerp(m, g, 1 - beta1, tmp)
+    v *= beta2
+    np.multiply(g, 1 - beta2, out=tmp)
+    tmp *= g
+    v += tmp
+
+
 def _adam_update(p, g, m, v, vmax, t0, t1, maximize, weight_decay, decoupled, lr, beta1,
                  beta2, eps, step_size, bias_correction2_sqrt):
     """One Adam update of the arrays ``p`` (parameter), ``m``, ``v`` and ``vmax``
     (amsgrad, or None) in place, from the gradient ``g`` (not written); ``t0``,
     ``t1`` are scratch.  PyTorch's ``_single_tensor_adam``, op for op."""
-    if maximize:
-        g = np.negative(g, out=t0)
-    if weight_decay != 0:
-        if decoupled:
-            p *= 1 - lr * weight_decay
-        else:                                       # g + wd * p
-            np.multiply(p, weight_decay, out=t1)
-            g = np.add(g, t1, out=t0)
-    _lerp(m, g, 1 - beta1, t1)
-    v *= beta2                                      # v += (1 - beta2) * g * g
-    np.multiply(g, 1 - beta2, out=t1)
-    t1 *= g
-    v += t1
+    g = _decayed_grad(p, g, t0, t1, maximize, weight_decay, decoupled, lr)
+    _moments(m, v, g, beta1, beta2, t1)
     if vmax is not None:
         np.maximum(vmax, v, out=vmax)
         v = vmax
@@ -68,7 +69,7 @@ def _adam_update(p, g, m, v, vmax, t0, t1, maximize, weight_decay, decoupled, lr
     p -= t1
 
 
-class Adam(Optimizer):
+class Adam(_Elementwise):
     r"""Adam (Kingma & Ba, 2014), PyTorch's ``torch.optim.Adam``.
 
     For each parameter :math:`p` with gradient :math:`g` (negated when
@@ -104,70 +105,32 @@ class Adam(Optimizer):
             (PyTorch's messages).  TypeError: betas not a pair.
         NotImplementedError: ``differentiable=True``.
     """
-    _name = "Adam"
+    _flags = dict(_Elementwise._flags, amsgrad=False, decoupled_weight_decay=False,
+                  fused=None)
+    _state_keys = ("exp_avg", "exp_avg_sq", "max_exp_avg_sq")
+    _update = staticmethod(_adam_update)
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
                  amsgrad=False, *, foreach=None, maximize=False, capturable=False,
                  differentiable=False, fused=None, decoupled_weight_decay=False):
-        _check_lr(lr)
-        _check_nonneg(eps, "epsilon value")
-        _check_betas(betas)
-        _check_nonneg(weight_decay, "weight_decay value")
-        _check_differentiable(self._name, differentiable)
+        _check_adam_args(lr, betas, eps, weight_decay)
         defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
                         amsgrad=amsgrad, maximize=maximize, foreach=foreach,
                         capturable=capturable, differentiable=differentiable, fused=fused,
                         decoupled_weight_decay=decoupled_weight_decay)
         super().__init__(params, defaults)
 
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("amsgrad", False)
-            group.setdefault("maximize", False)
-            group.setdefault("foreach", None)
-            group.setdefault("capturable", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("fused", None)
-            group.setdefault("decoupled_weight_decay", False)
+    def _new_state(self, group, pd):
+        state = {"exp_avg": _zeros(pd), "exp_avg_sq": _zeros(pd)}
+        if group["amsgrad"]:
+            state["max_exp_avg_sq"] = _zeros(pd)
+        return state
 
-    def step(self, closure=None):
-        """One Adam step over every parameter that has a ``.grad``.
-
-        Args:
-            closure (callable, optional): re-evaluates the model and returns the
-                loss (called with grad mode on, before the update).
-
-        Returns:
-            The closure's loss, or None.
-        """
-        loss = self._closure_loss(closure, self._name)
-        for group in self.param_groups:
-            lr = _value(group["lr"])
-            beta1, beta2 = (_value(b) for b in group["betas"])
-            eps = group["eps"]
-            weight_decay = group["weight_decay"]
-            amsgrad = group["amsgrad"]
-            maximize = group["maximize"]
-            decoupled = group.get("decoupled_weight_decay", False)
-            for p, pd, g in _grads(group):
-                state = self.state[p]
-                if len(state) == 0:
-                    state["step"] = _step_tensor()
-                    state["exp_avg"] = Tensor._wrap(np.zeros_like(pd, order="C"))
-                    state["exp_avg_sq"] = Tensor._wrap(np.zeros_like(pd, order="C"))
-                    if amsgrad:
-                        state["max_exp_avg_sq"] = Tensor._wrap(np.zeros_like(pd, order="C"))
-                st = state["step"]._data
-                st += 1
-                step = float(st)
-                bias_correction1 = 1 - beta1 ** step
-                bias_correction2 = 1 - beta2 ** step
-                vmax = state["max_exp_avg_sq"]._data if amsgrad else None
-                self._run_blocked(
-                    _adam_update, (pd, g, state["exp_avg"]._data,
-                                   state["exp_avg_sq"]._data, vmax), 2,
-                    maximize, weight_decay, decoupled, lr, beta1, beta2, eps,
-                    lr / bias_correction1, bias_correction2 ** 0.5)
-                bump(p, "addcdiv_")
-        return loss
+    def _prepare(self, group, state, step):
+        lr = _value(group["lr"])
+        beta1, beta2 = (_value(b) for b in group["betas"])
+        bias_correction1 = 1 - beta1 ** step
+        bias_correction2 = 1 - beta2 ** step
+        return (group["maximize"], group["weight_decay"],
+                group.get("decoupled_weight_decay", False), lr, beta1, beta2, group["eps"],
+                lr / bias_correction1, bias_correction2 ** 0.5)

@@ -24,8 +24,6 @@ class AdamW(Adam):
     The groups hold ``decoupled_weight_decay=True`` (as PyTorch's, where AdamW is
     this subclass of Adam); state and errors are Adam's.
     """
-    _name = "AdamW"
-
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2,
                  amsgrad=False, *, maximize=False, foreach=None, capturable=False,
                  differentiable=False, fused=None):

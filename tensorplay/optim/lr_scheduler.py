@@ -12,7 +12,10 @@ an epoch (deprecated in PyTorch; it warns there and here).
 This file: ``LRScheduler``, ``LambdaLR``, ``MultiplicativeLR``, ``StepLR``,
 ``MultiStepLR``, ``ConstantLR``, ``LinearLR``, ``ExponentialLR``, ``PolynomialLR``,
 ``CosineAnnealingLR``; ``_lr_scheduler_more.py``: ``SequentialLR``,
-``ChainedScheduler``, ``ReduceLROnPlateau``, ``OneCycleLR``.
+``ChainedScheduler``, ``ReduceLROnPlateau``, ``OneCycleLR``;
+``_lr_scheduler_cyclic.py``: ``CyclicLR``, ``CosineAnnealingWarmRestarts``.  A
+name of ``torch.optim.lr_scheduler`` that tensorplay lacks raises an
+AttributeError that says so.
 """
 import math
 import types
@@ -26,7 +29,8 @@ from tensorplay.optim.optimizer import Optimizer
 
 __all__ = ["LRScheduler", "LambdaLR", "MultiplicativeLR", "StepLR", "MultiStepLR",
            "ConstantLR", "LinearLR", "ExponentialLR", "PolynomialLR", "CosineAnnealingLR",
-           "SequentialLR", "ChainedScheduler", "ReduceLROnPlateau", "OneCycleLR"]
+           "SequentialLR", "ChainedScheduler", "ReduceLROnPlateau", "OneCycleLR",
+           "CyclicLR", "CosineAnnealingWarmRestarts"]
 
 EPOCH_DEPRECATION_WARNING = (
     "The epoch parameter in `scheduler.step()` was not necessary and is being "
@@ -158,17 +162,22 @@ class LRScheduler:
         self._update_lr(epoch)
 
     def _update_lr(self, epoch=None):
-        self._get_lr_called_within_step = True
-        try:
+        def compute():
             if epoch is None:
                 self.last_epoch += 1
-                values = self.get_lr()
-            else:
-                self.last_epoch = epoch
-                if hasattr(self, "_get_closed_form_lr"):
-                    values = self._get_closed_form_lr()
-                else:
-                    values = self.get_lr()
+                return self.get_lr()
+            self.last_epoch = epoch
+            if hasattr(self, "_get_closed_form_lr"):
+                return self._get_closed_form_lr()
+            return self.get_lr()
+        self._apply_lr(compute)
+
+    def _apply_lr(self, compute):
+        """Set every group's ``lr`` to ``compute()`` (called with ``get_lr``'s
+        warning off) and record them for ``get_last_lr``."""
+        self._get_lr_called_within_step = True
+        try:
+            values = compute()
         finally:
             self._get_lr_called_within_step = False
         for group, lr in zip(self.optimizer.param_groups, values):
@@ -502,3 +511,10 @@ class CosineAnnealingLR(LRScheduler):
 
 from tensorplay.optim._lr_scheduler_more import (ChainedScheduler, OneCycleLR,  # noqa: E402
                                                  ReduceLROnPlateau, SequentialLR)
+from tensorplay.optim._lr_scheduler_cyclic import (CosineAnnealingWarmRestarts,  # noqa: E402
+                                                   CyclicLR)
+
+
+def __getattr__(name):
+    from tensorplay.optim._torch_names import LR_SCHEDULER, missing
+    raise missing("optim.lr_scheduler", LR_SCHEDULER, name)

@@ -367,13 +367,23 @@ class Optimizer:
         """Load a state dict made by ``state_dict()`` (of an optimiser of the same
         type over parameters of the same shapes, groups in the same order).
 
-        The state's tensors are copied (cast to each parameter's dtype, ``step``
-        kept as it is), so the loaded optimiser never shares state with the one
-        the dict came from -- PyTorch shares them when nothing needs a cast.
+        The state's tensors are copied (cast to each parameter's dtype; the
+        scalar state -- ``step``, NAdam's ``mu_product``, ASGD's ``eta`` and ``mu``
+        -- kept as it is, where PyTorch keeps only ``step``), so the loaded
+        optimiser never shares state with the one the dict came from -- PyTorch
+        shares them when nothing needs a cast.
+
+        Every state tensor kept per element (``exp_avg``, ``momentum_buffer``, ...)
+        must be a floating tensor of its parameter's shape, and every scalar state
+        (``step``, ...) a number or a one-element tensor; this is checked before
+        anything is changed (PyTorch checks neither, and fails at ``step()``).
 
         Raises:
             ValueError: a different number of parameter groups, or a group of a
-                different size (PyTorch's messages).  Nothing is changed then.
+                different size (PyTorch's messages); a state tensor whose shape or
+                dtype does not fit its parameter (the message names the group,
+                the parameter's index in it, the state key, expected and given).
+                Nothing is changed then.
             TypeError: ``state_dict`` is not a dict with ``"state"`` and
                 ``"param_groups"``.
         """
@@ -398,10 +408,18 @@ class Optimizer:
                              "match the size of optimizer's group")
         id_map = dict(zip(chain.from_iterable(g["params"] for g in saved_groups),
                           chain.from_iterable(g["params"] for g in groups)))
+        saved_state = state_dict["state"]
+        for gi, (group, saved) in enumerate(zip(groups, saved_groups)):
+            for j, (param, k) in enumerate(zip(group["params"], saved["params"])):
+                if k in saved_state:
+                    self._check_loaded_state(gi, j, param, saved_state[k])
 
         def cast(param, value, key=None):
+            if key in self._scalar_state and isinstance(value, (int, float, np.number)):
+                return Tensor._wrap(np.array(value, np.float32))   # PyTorch's __setstate__
             if isinstance(value, Tensor):
-                if key != "step" and param.is_floating_point() and value.is_floating_point():
+                if key not in self._scalar_state and param.is_floating_point() \
+                        and value.is_floating_point():
                     if value._data.dtype != param._data.dtype:
                         return value.detach().to(param.dtype)
                 return value.detach().clone()
@@ -431,6 +449,38 @@ class Optimizer:
             hook(self)
 
     # ------------------------------------------------------------ helpers
+    _state_keys = ()            # state tensors shaped like their parameter
+    _scalar_state = ("step",)   # state kept as a 0-d float32 tensor
+
+    def _check_loaded_state(self, gi, j, param, state):
+        """Check one parameter's loaded state against the parameter (see
+        ``load_state_dict``); ``gi``, ``j``: group index, index in the group."""
+        where = (f"{type(self).__name__}.load_state_dict(): param_groups[{gi}] "
+                 f"parameter {j}, state")
+        if not isinstance(state, dict):
+            raise ValueError(f"{where}: expected a dict of state, got "
+                             f"{type(state).__name__}")
+        for key, value in state.items():
+            if key in self._state_keys and value is not None:
+                if not isinstance(value, Tensor):
+                    raise ValueError(f"{where} {key!r}: expected a Tensor of shape "
+                                     f"{tuple(param.shape)}, got {type(value).__name__}")
+                if tuple(value.shape) != tuple(param.shape):
+                    raise ValueError(f"{where} {key!r}: expected shape "
+                                     f"{tuple(param.shape)} (the parameter's), got "
+                                     f"{tuple(value.shape)}")
+                if not value.is_floating_point():
+                    raise ValueError(f"{where} {key!r}: expected a floating dtype (the "
+                                     f"parameter's is {param.dtype}), got {value.dtype}")
+            elif key in self._scalar_state:
+                ok = (isinstance(value, Tensor) and value.numel() == 1) or (
+                    isinstance(value, (int, float, np.number)) and not isinstance(value, bool))
+                if not ok:
+                    given = (f"a Tensor of shape {tuple(value.shape)}"
+                             if isinstance(value, Tensor) else type(value).__name__)
+                    raise ValueError(f"{where} {key!r}: expected a number or a "
+                                     f"one-element Tensor, got {given}")
+
     def _buffer(self, k, like):
         """Scratch array ``k`` shaped and typed like the ndarray ``like`` (a view of
         one flat buffer per (k, dtype), grown as needed and reused across

@@ -1,11 +1,9 @@
 """``RMSprop`` (PyTorch's ``torch.optim.RMSprop``)."""
 import numpy as np
 
-from tensorplay._tensor import Tensor
-from tensorplay.autograd._inplace import bump
-from tensorplay.optim.adam import _lerp, _step_tensor
-from tensorplay.optim.optimizer import (Optimizer, _check_differentiable, _check_lr,
-                                        _check_nonneg, _grads, _value)
+from tensorplay.optim._elementwise import _decayed_grad, _Elementwise, _zeros
+from tensorplay.optim.adam import _lerp
+from tensorplay.optim.optimizer import _check_lr, _check_nonneg, _value
 
 __all__ = ["RMSprop"]
 
@@ -15,11 +13,7 @@ def _rmsprop_update(p, g, v, buf, ga, t0, t1, avg, maximize, weight_decay, alpha
     """One RMSprop update of ``p``, ``v`` (square_avg), ``buf`` (momentum, or
     None) and ``ga`` (grad_avg when centered, or None) in place from ``g`` (not
     written; ``t0``, ``t1``, ``avg`` scratch), PyTorch's ``_single_tensor_rmsprop``."""
-    if maximize:
-        g = np.negative(g, out=t0)
-    if weight_decay != 0:
-        np.multiply(p, weight_decay, out=t1)
-        g = np.add(g, t1, out=t0)
+    g = _decayed_grad(p, g, t0, t1, maximize, weight_decay)
     v *= alpha                                      # v += (1 - alpha) * g * g
     np.multiply(g, 1 - alpha, out=t1)
     t1 *= g
@@ -43,7 +37,7 @@ def _rmsprop_update(p, g, v, buf, ga, t0, t1, avg, maximize, weight_decay, alpha
     p -= t1
 
 
-class RMSprop(Optimizer):
+class RMSprop(_Elementwise):
     r"""RMSprop (Hinton's lecture 6e), PyTorch's ``torch.optim.RMSprop``.
 
     For each parameter :math:`p` with gradient :math:`g` (negated when
@@ -77,6 +71,11 @@ class RMSprop(Optimizer):
             messages).  NotImplementedError: ``differentiable=True``.
     """
 
+    _flags = dict(_Elementwise._flags, momentum=0, centered=False)
+    _nscratch = 3
+    _state_keys = ("square_avg", "momentum_buffer", "grad_avg")
+    _update = staticmethod(_rmsprop_update)
+
     def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0,
                  centered=False, capturable=False, foreach=None, maximize=False,
                  differentiable=False):
@@ -85,54 +84,19 @@ class RMSprop(Optimizer):
         _check_nonneg(momentum, "momentum value")
         _check_nonneg(weight_decay, "weight_decay value")
         _check_nonneg(alpha, "alpha value")
-        _check_differentiable("RMSprop", differentiable)
         defaults = dict(lr=lr, momentum=momentum, alpha=alpha, eps=eps, centered=centered,
                         weight_decay=weight_decay, capturable=capturable, foreach=foreach,
                         maximize=maximize, differentiable=differentiable)
         super().__init__(params, defaults)
 
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("momentum", 0)
-            group.setdefault("centered", False)
-            group.setdefault("foreach", None)
-            group.setdefault("maximize", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("capturable", False)
+    def _new_state(self, group, pd):
+        state = {"square_avg": _zeros(pd)}
+        if group["momentum"] > 0:
+            state["momentum_buffer"] = _zeros(pd)
+        if group["centered"]:
+            state["grad_avg"] = _zeros(pd)
+        return state
 
-    def step(self, closure=None):
-        """One RMSprop step over every parameter that has a ``.grad``.
-
-        Args:
-            closure (callable, optional): re-evaluates the model and returns the loss.
-
-        Returns:
-            The closure's loss, or None.
-        """
-        loss = self._closure_loss(closure, "RMSprop")
-        for group in self.param_groups:
-            lr = _value(group["lr"])
-            alpha = group["alpha"]
-            eps = group["eps"]
-            weight_decay = group["weight_decay"]
-            momentum = group["momentum"]
-            centered = group["centered"]
-            maximize = group["maximize"]
-            for p, pd, g in _grads(group):
-                state = self.state[p]
-                if len(state) == 0:
-                    state["step"] = _step_tensor()
-                    state["square_avg"] = Tensor._wrap(np.zeros_like(pd, order="C"))
-                    if momentum > 0:
-                        state["momentum_buffer"] = Tensor._wrap(np.zeros_like(pd, order="C"))
-                    if centered:
-                        state["grad_avg"] = Tensor._wrap(np.zeros_like(pd, order="C"))
-                state["step"]._data += 1
-                mb = state["momentum_buffer"]._data if momentum > 0 else None
-                ga = state["grad_avg"]._data if centered else None
-                self._run_blocked(_rmsprop_update,
-                                  (pd, g, state["square_avg"]._data, mb, ga), 3,
-                                  maximize, weight_decay, alpha, eps, momentum, lr)
-                bump(p, "addcdiv_")
-        return loss
+    def _prepare(self, group, state, step):
+        return (group["maximize"], group["weight_decay"], group["alpha"], group["eps"],
+                group["momentum"], _value(group["lr"]))

@@ -3,6 +3,7 @@ import numpy as np
 
 from tensorplay._tensor import Tensor
 from tensorplay.autograd._inplace import bump
+from tensorplay.optim._elementwise import _decayed_grad
 from tensorplay.optim.optimizer import (Optimizer, _check_differentiable, _check_lr,
                                         _check_nonneg, _grads, _value)
 
@@ -14,11 +15,7 @@ def _sgd_update(p, g, buf, t0, t1, maximize, weight_decay, momentum, dampening, 
     """One SGD update of ``p`` and the momentum buffer ``buf`` (or None) in place
     from the gradient ``g`` (not written; ``t0``, ``t1`` scratch), PyTorch's
     ``_single_tensor_sgd`` op for op.  ``first``: the buffer is new and gets g."""
-    if maximize:
-        g = np.negative(g, out=t0)
-    if weight_decay != 0:                           # g + wd * p
-        np.multiply(p, weight_decay, out=t1)
-        g = np.add(g, t1, out=t0)
+    g = _decayed_grad(p, g, t0, t1, maximize, weight_decay)
     if buf is not None:
         if first:
             np.copyto(buf, g)
@@ -69,6 +66,8 @@ class SGD(Optimizer):
             a positive momentum or with dampening (PyTorch's messages).
         NotImplementedError: ``differentiable=True``.
     """
+
+    _state_keys = ("momentum_buffer",)
 
     def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0,
                  nesterov=False, *, maximize=False, foreach=None, differentiable=False,
