@@ -94,3 +94,47 @@ def test_sampler_errors_and_loader():
         sampler=DistributedSampler(range(10), num_replicas=3, rank=2, shuffle=False))
     assert [b[0].tolist() for b in loader] == [[2.0, 5.0], [8.0, 1.0]]
     assert list(itertools.chain(*_shares(10, 3, False, False)))[-2:] == [8, 1]
+
+
+# ---------------------------------------------------------------- accumulate-grad timing
+def _order_log(lib):
+    """Two leaves: a's gradient is complete before b's; PyTorch accumulates a (and
+    runs its post-accumulate hook) before b's tensor hook runs."""
+    log = []
+    a = lib.tensor([2.0], dtype=lib.float64, requires_grad=True)
+    b = lib.tensor([3.0], dtype=lib.float64, requires_grad=True)
+    out = (((b * b) * a) ** 2).sum()
+    a.register_post_accumulate_grad_hook(
+        lambda t: log.append(("a_post", t.grad.item(), b.grad)))
+    b.register_hook(lambda g: log.append(("b_tensor", g.item(), a.grad.item())))
+    b.register_post_accumulate_grad_hook(lambda t: log.append(("b_post", t.grad.item())))
+    out.backward()
+    return log
+
+
+def test_post_accumulate_hook_runs_during_the_pass_as_torch():
+    torch = pytest.importorskip("torch")
+    assert _order_log(tp) == _order_log(torch) == [
+        ("a_post", 324.0, None), ("b_tensor", 432.0, 324.0), ("b_post", 432.0)]
+
+
+def test_early_accumulation_respects_inputs_and_nested_grad():
+    a = tp.tensor([2.0], dtype=tp.float64, requires_grad=True)
+    b = tp.tensor([3.0], dtype=tp.float64, requires_grad=True)
+    seen = []
+    a.register_post_accumulate_grad_hook(lambda t: seen.append(t.grad.item()))
+    (a * b).sum().backward(inputs=[b])            # a is not a target: untouched
+    assert a.grad is None and seen == [] and b.grad.item() == 2.0
+    # a grad() run from a hook inside backward() accumulates nothing into a
+    inner = []
+    c = tp.tensor([1.0], dtype=tp.float64, requires_grad=True)
+
+    def nested(g):
+        with tp.enable_grad():                  # hooks run with grad mode off
+            inner.append(tp.autograd.grad((a * a).sum(), a)[0].item())
+
+    c.register_hook(nested)
+    (a * c * 5).sum().backward()
+    assert inner == [4.0] and seen == [5.0] and a.grad.item() == 5.0
+    (a * a).sum().backward(create_graph=True)     # create_graph: a differentiable sum
+    assert seen == [5.0, 9.0] and a.grad.requires_grad
