@@ -8,7 +8,13 @@ DDP runs under ``mpiexec`` (scripts in tests/ddp/): few launches, many checks ea
 against single-process references computed inside the script (float64 gradients
 of the full batch).  Skipped with the reason when mpi4py or mpiexec is missing.
 """
+import importlib.util
 import itertools
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -138,3 +144,50 @@ def test_early_accumulation_respects_inputs_and_nested_grad():
     assert inner == [4.0] and seen == [5.0] and a.grad.item() == 5.0
     (a * a).sum().backward(create_graph=True)     # create_graph: a differentiable sum
     assert seen == [5.0, 9.0] and a.grad.requires_grad
+
+
+# ---------------------------------------------------------------- DDP under mpiexec
+def _mpiexec():
+    local = Path(sys.executable).parent / "mpiexec"      # the mpich wheel's launcher
+    return str(local) if local.exists() else shutil.which("mpiexec")
+
+
+MPIEXEC = _mpiexec()
+needs_mpi = [
+    pytest.mark.skipif(importlib.util.find_spec("mpi4py") is None,
+                       reason="mpi4py is not installed (pip install mpi4py mpich)"),
+    pytest.mark.skipif(MPIEXEC is None, reason="no mpiexec beside the interpreter or on "
+                                               "PATH (pip install mpich)")]
+
+
+def launch(script, n, *args, timeout=90, cwd=None):
+    """``mpiexec -n n python script args``; returns (returncode, output)."""
+    env = dict(os.environ)
+    env.pop("OMP_NUM_THREADS", None)
+    cmd = [MPIEXEC, "-n", str(n), sys.executable, str(script), *map(str, args)]
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env,
+                           cwd=cwd or Path(script).parent)
+    except subprocess.TimeoutExpired as e:
+        pytest.fail(f"{script} on {n} ranks hung past {timeout} s:\n{e.stdout}\n{e.stderr}")
+    return p.returncode, p.stdout + p.stderr
+
+
+@pytest.mark.parametrize("n", [2, 3])
+def test_ddp_under_mpiexec(n):
+    """Gradients == full-batch gradients (MLP, CNN, 1 or 4 buckets, bucket views),
+    buckets started during backward, no_sync, unused parameters, buffer broadcast,
+    uneven splits, mismatched models: tests/ddp/ddp_checks.py."""
+    rc, out = launch(Path(__file__).parent / "ddp" / "ddp_checks.py", n, n)
+    assert rc == 0, out
+    assert out.count("DDP checks OK") == n, out
+
+
+for _mark in needs_mpi:
+    test_ddp_under_mpiexec = _mark(test_ddp_under_mpiexec)
+
+
+def test_data_parallel_points_to_ddp():
+    from tensorplay.nn.parallel import DataParallel
+    with pytest.raises(NotImplementedError, match="DistributedDataParallel"):
+        DataParallel(tp.nn.Linear(2, 2))
