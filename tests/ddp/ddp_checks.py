@@ -238,5 +238,27 @@ msg = raises("parameter shape mismatch", lambda: DDP(odd), f"rank(s) [{last}]")
 true("names the parameter and both shapes", "'2.weight' [4, 8]" in msg and "[3, 8]" in msg)
 msg = raises("parameter count mismatch",
              lambda: DDP(nn.Linear(2, 2, bias=(r != last))), "parameters, while rank 0 has")
+
+# ---- 8. the main job's training loop (examples/train_digits.py), one epoch, 2 ranks --
+import importlib.util  # noqa: E402
+
+if n == 2 and all(importlib.util.find_spec(m) for m in ("sklearn", "tqdm")):
+    from pathlib import Path
+    path = Path(__file__).resolve().parents[2] / "examples" / "train_digits.py"
+    spec = importlib.util.spec_from_file_location("train_digits", path)
+    ex = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(ex)
+    digits = [a.astype(np.float64) if a.dtype.kind == "f" else a
+              for a in ex.load_data(0)]
+    kw = dict(epochs=1, batch_size=60, lr=3e-3, seed=0, image=False, cnn=False)
+    tp.manual_seed(0)
+    model = ex.make_mlp().double()
+    start = copy.deepcopy(model)
+    h = ex.train("MLP", DDP(model), digits, shard=(r, n), **kw)
+    if r == 0:
+        h1 = ex.train("MLP", start, digits, shard=(0, 1), **kw)
+        close("example: losses of the global batches", h["steps"], h1["steps"], 1e-12)
+        for a, b in zip(model.parameters(), start.parameters()):
+            close("example: parameters after an epoch == one process's", a, b, 1e-10)
 print(f"rank {r}: DDP checks OK {checks}", flush=True)
 dist.destroy_process_group()
