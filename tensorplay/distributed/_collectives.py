@@ -99,7 +99,8 @@ def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op=False, group_
         buf = out_buf(name, tensor, "tensor", w)
         if is_avg(op):
             _avg(w, buf, pg.size())
-        start = lambda: w._reqs.append(pg.comm.Ireduce(mpi().IN_PLACE, buf, mop, root))  # noqa: E731
+        start = lambda: w._reqs.append(  # noqa: E731
+            pg.comm.Ireduce(mpi().IN_PLACE, buf, mop, root))
     else:
         buf = in_buf(name, tensor, "tensor")
         start = lambda: w._reqs.append(pg.comm.Ireduce(buf, None, mop, root))  # noqa: E731

@@ -147,7 +147,8 @@ class ProcessGroup:
         """Start ``work``'s MPI calls (``start()`` appends its requests), then wait
         for them unless ``async_op``.  MPI errors become RuntimeErrors naming the
         collective."""
-        try:
+        work._keep = start         # its closure holds the buffers (mpi4py does not
+        try:                       # keep an IN_PLACE receive buffer alive)
             start()
         except mpi().Exception as e:
             first = str(e).strip().splitlines()[0]

@@ -222,7 +222,7 @@ class Work:
     ``is_completed()`` is True); the input tensors must not be written before then.
     """
     __slots__ = ("_pg", "_name", "_reqs", "_finish", "_outputs", "_started", "_timeout",
-                 "_done", "_error", "_source", "_statuses", "__weakref__")
+                 "_done", "_error", "_source", "_statuses", "_keep", "__weakref__")
 
     def __init__(self, pg, name, timeout=None):
         self._pg = pg
@@ -236,10 +236,12 @@ class Work:
         self._error = None
         self._source = None
         self._statuses = None      # a list when the statuses are needed (recv)
+        self._keep = None          # what holds the buffers alive until completion
 
     def _complete(self):
         self._done = True
         self._reqs = []
+        self._keep = None
         finish, self._finish = self._finish, []
         if self._pg is not None:
             self._pg._pending.discard(self)

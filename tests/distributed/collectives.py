@@ -109,8 +109,8 @@ C.equal("broadcast into a view", base, value(n - 1, "int64", (3, 2), 70))
 # ---------------------------------------------------------------- local errors
 C.raises("src outside", ValueError, lambda: dist.broadcast(tensorplay.ones(1), src=n),
          "src=")
-C.raises("AVG int", RuntimeError, lambda: dist.all_reduce(tensorplay.ones(2, dtype=tensorplay.int64),
-                                                          op=R.AVG), "AVG")
+ints = tensorplay.ones(2, dtype=tensorplay.int64)
+C.raises("AVG int", RuntimeError, lambda: dist.all_reduce(ints, op=R.AVG), "AVG")
 C.raises("BAND float", RuntimeError, lambda: dist.all_reduce(tensorplay.ones(2), op=R.BAND),
          "non-integral")
 C.raises("op str", TypeError, lambda: dist.all_reduce(tensorplay.ones(2), op="sum"), "ReduceOp")
