@@ -38,7 +38,9 @@ from tensorplay.distributed._group import (Backend, DebugLevel, GroupMember,  # 
                                            init_process_group, is_initialized,
                                            monitored_barrier, new_group, set_debug_level,
                                            set_debug_level_from_env)
-from tensorplay.distributed._p2p import irecv, isend, recv, send  # noqa: F401
+from tensorplay.distributed._p2p import (all_gather_object, broadcast_object_list,  # noqa: F401
+                                        gather_object, irecv, isend, recv,
+                                        scatter_object_list, send)
 from tensorplay.distributed._work import Future, ReduceOp, Work  # noqa: F401
 
 

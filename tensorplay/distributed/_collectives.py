@@ -13,7 +13,7 @@ one contiguous staging array, since MPI wants one buffer.
 """
 import numpy as np
 
-from tensorplay.distributed._group import meta, resolve
+from tensorplay.distributed._group import resolve
 from tensorplay.distributed._work import (ReduceOp, check_tensor, in_buf, is_avg, mpi,
                                           mpi_op, out_buf, shape_str)
 
@@ -51,7 +51,7 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
         return None
     a = check_tensor(name, tensor, "tensor")
     mop = mpi_op(name, op, a)
-    pg.check(name, meta(name, (a,), op))
+    pg.check(name, (a,), op)
     w = pg.work(name)
     buf = out_buf(name, tensor, "tensor", w)
     if is_avg(op):
@@ -74,7 +74,7 @@ def broadcast(tensor, src=None, group=None, async_op=False, group_src=None):
         return None
     root = pg.group_rank(name, "src", src, group_src)
     a = check_tensor(name, tensor, "tensor")
-    pg.check(name, meta(name, (a,), root=root))
+    pg.check(name, (a,), root=root)
     w = pg.work(name)
     buf = out_buf(name, tensor, "tensor", w) if pg.rank() != root else in_buf(
         name, tensor, "tensor")
@@ -92,14 +92,15 @@ def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op=False, group_
     root = pg.group_rank(name, "dst", dst, group_dst)
     a = check_tensor(name, tensor, "tensor")
     mop = mpi_op(name, op, a)
-    pg.check(name, meta(name, (a,), op, root))
+    pg.check(name, (a,), op, root)
     w = pg.work(name)
     w._outputs.append(tensor)
     if pg.rank() == root:
         buf = out_buf(name, tensor, "tensor", w)
         if is_avg(op):
             _avg(w, buf, pg.size())
-        start = lambda: w._reqs.append(pg.comm.Ireduce(mpi().IN_PLACE, buf, mop, root))  # noqa: E731
+        start = lambda: w._reqs.append(  # noqa: E731
+            pg.comm.Ireduce(mpi().IN_PLACE, buf, mop, root))
     else:
         buf = in_buf(name, tensor, "tensor")
         start = lambda: w._reqs.append(pg.comm.Ireduce(buf, None, mop, root))  # noqa: E731
@@ -150,7 +151,7 @@ def all_gather(tensor_list, tensor, group=None, async_op=False):
         return None
     a = in_buf(name, tensor, "tensor")
     _check_list(name, "tensor_list", tensor_list, pg.size(), a)
-    pg.check(name, meta(name, (a,)))
+    pg.check(name, (a,))
     w = pg.work(name)
     staging = np.empty((pg.size(),) + a.shape, a.dtype)
     _scatter_back(w, staging, tensor_list)
@@ -182,7 +183,7 @@ def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=Fal
     a = in_buf(name, input_tensor, "input_tensor")
     o = check_tensor(name, output_tensor, "output_tensor")
     _stacked(name, o, a, pg.size(), "output_tensor", "input_tensor")
-    pg.check(name, meta(name, (a, o)))
+    pg.check(name, (a, o))
     w = pg.work(name)
     out = out_buf(name, output_tensor, "output_tensor", w, keep_values=False)
     w._outputs.append(output_tensor)
@@ -201,7 +202,7 @@ def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=F
     o = check_tensor(name, output, "output")
     _stacked(name, a, o, pg.size(), "input", "output")
     mop = mpi_op(name, op, a)
-    pg.check(name, meta(name, (a, o), op))
+    pg.check(name, (a, o), op)
     w = pg.work(name)
     out = out_buf(name, output, "output", w, keep_values=False)
     if is_avg(op):
@@ -221,7 +222,7 @@ def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op=Fal
     o = check_tensor(name, output, "output")
     _check_list(name, "input_list", input_list, pg.size(), o)
     mop = mpi_op(name, op, o)
-    pg.check(name, meta(name, (o,), op))
+    pg.check(name, (o,), op)
     staging = np.stack([t._data for t in input_list]) if input_list else \
         np.empty((0,) + o.shape, o.dtype)
     w = pg.work(name)
@@ -254,7 +255,7 @@ def gather(tensor, gather_list=None, dst=None, group=None, async_op=False, group
                          "non-destination ranks.")
     if is_root:
         _check_list(name, "gather_list", gather_list, pg.size(), a)
-    pg.check(name, meta(name, (a,), root=root))
+    pg.check(name, (a,), root=root)
     w = pg.work(name)
     staging = None
     if is_root:
@@ -287,7 +288,7 @@ def scatter(tensor, scatter_list=None, src=None, group=None, async_op=False, gro
     if is_root:
         _check_list(name, "scatter_list", scatter_list, pg.size(), o)
         staging = np.stack([t._data for t in scatter_list])
-    pg.check(name, meta(name, (o,), root=root))
+    pg.check(name, (o,), root=root)
     w = pg.work(name)
     out = out_buf(name, tensor, "tensor", w, keep_values=False)
     w._outputs.append(tensor)
@@ -328,8 +329,8 @@ def all_to_all_single(output, input, output_split_sizes=None, input_split_sizes=
                          f"beyond dim 0")
     sin = _splits(name, "input", input_split_sizes, a, n)
     sout = _splits(name, "output", output_split_sizes, o, n)
-    pg.check(name, meta(name, (a, o)) if input_split_sizes is None and
-             output_split_sizes is None else meta(name))
+    pg.check(name, (a, o) if input_split_sizes is None and
+             output_split_sizes is None else ())
     row = int(np.prod(a.shape[1:], dtype=np.int64))
     w = pg.work(name)
     out = out_buf(name, output, "output", w, keep_values=False)
@@ -361,7 +362,7 @@ def all_to_all(output_tensor_list, input_tensor_list, group=None, async_op=False
     dt = ins[0].dtype if ins else None
     if any(x.dtype != dt for x in ins + outs):
         raise ValueError(f"{name}(): every input and output tensor must have one dtype")
-    pg.check(name, meta(name))
+    pg.check(name)
     sendbuf = np.concatenate([x.reshape(-1) for x in ins]) if ins else np.empty(0)
     recvbuf = np.empty(sum(x.size for x in outs), dt)
     w = pg.work(name)

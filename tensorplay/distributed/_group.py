@@ -96,6 +96,7 @@ class ProcessGroup:
         self._rank, self._size = comm.Get_rank(), comm.Get_size()
         self._pending = set()                 # started, unfinished Works (kept alive)
         self._broken = None                   # the timeout that made the group unusable
+        self._ctl_broken = None               # one that left control messages pending
         self._index = {g: i for i, g in enumerate(self.ranks)}
 
     def rank(self):
@@ -137,11 +138,17 @@ class ProcessGroup:
                                f"earlier timeout ({self._broken})")
         return Work(self, name, timeout)
 
+    def check_ctl(self, name):
+        if self._ctl_broken is not None:
+            raise RuntimeError(f"{name}(): tensorplay's control messages cannot be used "
+                               f"after an earlier timeout ({self._ctl_broken})")
+
     def launch(self, work, start, async_op):
         """Start ``work``'s MPI calls (``start()`` appends its requests), then wait
         for them unless ``async_op``.  MPI errors become RuntimeErrors naming the
         collective."""
-        try:
+        work._keep = start         # its closure holds the buffers (mpi4py does not
+        try:                       # keep an IN_PLACE receive buffer alive)
             start()
         except mpi().Exception as e:
             first = str(e).strip().splitlines()[0]
@@ -155,13 +162,14 @@ class ProcessGroup:
         work.wait()
         return None
 
-    def check(self, name, fields):
-        """DETAIL only: allgather ``fields`` (a ``meta`` row) over the control
-        communicator and raise, naming both ranks and what each passed, when any
-        rank's differ from this one's."""
+    def check(self, name, arrays=(), op=-1, root=-1):
+        """DETAIL only: allgather this rank's ``meta(name, arrays, op, root)`` over
+        the control communicator and raise, naming both ranks and what each passed,
+        when any rank's differ from this one's."""
         if _DEBUG[0] != DebugLevel.DETAIL or self._size == 1:
             return
-        mine = np.asarray(fields, dtype=np.int64)
+        self.check_ctl(name)
+        mine = np.asarray(meta(name, arrays, op, root), dtype=np.int64)
         rows = np.empty((self._size, mine.size), np.int64)
         w = self.work(name)
         w._reqs.append(self.ctl.Iallgather(mine, rows))
@@ -433,7 +441,7 @@ def barrier(group=None, async_op=False, device_ids=None, timeout=None):
     pg = resolve("barrier", group)
     if pg is None:
         return None
-    pg.check("barrier", meta("barrier"))
+    pg.check("barrier")
     w = pg.work("barrier", None if timeout is None else _seconds("barrier", timeout))
     return pg.launch(w, lambda: w._reqs.append(pg.comm.Ibarrier()), async_op)
 
@@ -453,6 +461,7 @@ def monitored_barrier(group=None, timeout=None, wait_all_ranks=False):
     pg = resolve("monitored_barrier", group)
     if pg is None:
         return None
+    pg.check_ctl("monitored_barrier")
     secs = pg.timeout if timeout is None else _seconds("monitored_barrier", timeout)
     deadline = time.monotonic() + secs
     token = np.zeros(1, np.int8)
@@ -470,7 +479,7 @@ def monitored_barrier(group=None, timeout=None, wait_all_ranks=False):
                 f"monitored_barrier(): rank{'s' if len(missing) > 1 else ''} "
                 f"{', '.join(map(str, missing))} failed to pass monitoredBarrier in "
                 f"{secs:g} s (rank 0 waited)")
-            pg._broken = err
+            pg._ctl_broken = err
             raise err
         for q in [pg.ctl.Isend(token, dest=i, tag=8) for i in range(1, pg.size())]:
             poll([q], deadline)
@@ -480,7 +489,7 @@ def monitored_barrier(group=None, timeout=None, wait_all_ranks=False):
         if not poll([q, back], deadline):
             err = RuntimeError(f"monitored_barrier(): rank {pg.global_rank} was not "
                                f"released by rank {pg.ranks[0]} within {secs:g} s")
-            pg._broken = err
+            pg._ctl_broken = err
             raise err
     return None
 

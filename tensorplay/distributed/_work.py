@@ -89,8 +89,15 @@ def dtype_code(arr):
     return _DTYPE_CODE[arr.dtype]
 
 
+_OPS = {}       # (op, dtype kind) -> MPI.Op, filled on first use
+
+
 def mpi_op(name, op, arr):
     """The MPI reduction for ``op`` on ``arr``'s dtype; errors name the collective."""
+    key = (op, arr.dtype.kind)
+    found = _OPS.get(key) if isinstance(op, ReduceOp.RedOpType) else None
+    if found is not None:
+        return found
     MPI = mpi()
     try:
         op = ReduceOp.RedOpType(op)
@@ -110,16 +117,20 @@ def mpi_op(name, op, arr):
                            f"integers is not an integer), got {_DTYPES[arr.dtype]}")
     if kind == "b":
         if op in (R.SUM, R.MAX, R.BOR):
-            return MPI.LOR
-        if op in (R.PRODUCT, R.MIN, R.BAND):
-            return MPI.LAND
-        return MPI.LXOR
-    return {R.SUM: MPI.SUM, R.AVG: MPI.SUM, R.PRODUCT: MPI.PROD, R.MIN: MPI.MIN,
-            R.MAX: MPI.MAX, R.BAND: MPI.BAND, R.BOR: MPI.BOR, R.BXOR: MPI.BXOR}[op]
+            found = MPI.LOR
+        elif op in (R.PRODUCT, R.MIN, R.BAND):
+            found = MPI.LAND
+        else:
+            found = MPI.LXOR
+    else:
+        found = {R.SUM: MPI.SUM, R.AVG: MPI.SUM, R.PRODUCT: MPI.PROD, R.MIN: MPI.MIN,
+                 R.MAX: MPI.MAX, R.BAND: MPI.BAND, R.BOR: MPI.BOR, R.BXOR: MPI.BXOR}[op]
+    _OPS[(op, kind)] = found
+    return found
 
 
 def is_avg(op):
-    return int(op) == ReduceOp.AVG
+    return op == 1          # ReduceOp.AVG (an IntEnum)
 
 
 # ------------------------------------------------------------------ tensor buffers
@@ -211,7 +222,7 @@ class Work:
     ``is_completed()`` is True); the input tensors must not be written before then.
     """
     __slots__ = ("_pg", "_name", "_reqs", "_finish", "_outputs", "_started", "_timeout",
-                 "_done", "_error", "_source", "_statuses", "__weakref__")
+                 "_done", "_error", "_source", "_statuses", "_keep", "__weakref__")
 
     def __init__(self, pg, name, timeout=None):
         self._pg = pg
@@ -225,10 +236,12 @@ class Work:
         self._error = None
         self._source = None
         self._statuses = None      # a list when the statuses are needed (recv)
+        self._keep = None          # what holds the buffers alive until completion
 
     def _complete(self):
         self._done = True
         self._reqs = []
+        self._keep = None
         finish, self._finish = self._finish, []
         if self._pg is not None:
             self._pg._pending.discard(self)
@@ -288,6 +301,13 @@ class Work:
             raise self._error
         if self._done:
             return True
+        if timeout is None and self._statuses is None:
+            try:                                  # the common case: already complete
+                if _MPI.Request.Testall(self._reqs):
+                    self._complete()
+                    return True
+            except _MPI.Exception:
+                pass                              # reported with context below
         pg = self._pg
         secs = None if timeout is None else _seconds("wait", timeout)
         if not secs:

@@ -1,4 +1,5 @@
 """Every collective against numpy, on 2 or 3 ranks (run by tests/test_distributed.py)."""
+import os
 import sys
 from datetime import timedelta
 
@@ -8,9 +9,23 @@ from _common import DTYPES, Checks, tensor, value
 import tensorplay
 import tensorplay.distributed as dist
 
+C = Checks(-1)
+n = int(sys.argv[1])
+C.raises("before init", ValueError, lambda: dist.get_rank(), "not been initialized")
+C.raises("all_reduce before init", ValueError, lambda: dist.all_reduce(tensorplay.ones(1)),
+         "not been initialized")
+C.raises("gloo", ValueError, lambda: dist.init_process_group("gloo"), "only backend is 'mpi'")
+C.raises("world_size", ValueError, lambda: dist.init_process_group(world_size=n + 1),
+         f"world_size={n + 1}, but MPI's world has {n}")
+C.raises("rank", ValueError, lambda: dist.init_process_group(rank=n), f"rank={n}")
+os.environ["WORLD_SIZE"] = "7"
+C.raises("torchrun env", ValueError, lambda: dist.init_process_group(),
+         "from the WORLD_SIZE environment variable")
+del os.environ["WORLD_SIZE"]
+C.true("not initialized after errors", not dist.is_initialized())
 dist.init_process_group("mpi", timeout=timedelta(seconds=20))
-r, n = dist.get_rank(), dist.get_world_size()
-C = Checks(r)
+r = dist.get_rank()
+C.rank = r
 C.true("is_initialized", dist.is_initialized())
 C.true("backend", dist.get_backend() == "mpi")
 C.true("world", n == int(sys.argv[1]))
@@ -94,8 +109,8 @@ C.equal("broadcast into a view", base, value(n - 1, "int64", (3, 2), 70))
 # ---------------------------------------------------------------- local errors
 C.raises("src outside", ValueError, lambda: dist.broadcast(tensorplay.ones(1), src=n),
          "src=")
-C.raises("AVG int", RuntimeError, lambda: dist.all_reduce(tensorplay.ones(2, dtype=tensorplay.int64),
-                                                          op=R.AVG), "AVG")
+ints = tensorplay.ones(2, dtype=tensorplay.int64)
+C.raises("AVG int", RuntimeError, lambda: dist.all_reduce(ints, op=R.AVG), "AVG")
 C.raises("BAND float", RuntimeError, lambda: dist.all_reduce(tensorplay.ones(2), op=R.BAND),
          "non-integral")
 C.raises("op str", TypeError, lambda: dist.all_reduce(tensorplay.ones(2), op="sum"), "ReduceOp")
@@ -104,6 +119,9 @@ C.raises("read-only", RuntimeError,
          lambda: dist.all_reduce(tensorplay.ones(1).expand(3)), "read-only")
 C.raises("twice", ValueError, lambda: dist.init_process_group("mpi"), "twice")
 
+import more  # noqa: E402
+
+more.run(C, r, n)
 dist.barrier()
 dist.barrier(async_op=True).wait()
 dist.monitored_barrier(timeout=timedelta(seconds=10))
