@@ -120,14 +120,20 @@ class Reducer:
         self.ready[i] = True
         b, k = self.where[i]
         bucket = self.buckets[b]
-        p = self.params[i]
-        slot = bucket.view(k, p.shape)
-        g = p.grad
+        off = int(bucket.offsets[k])
+        slot = bucket.flat._data[off:off + bucket.numels[k]]
+        g = self.params[i].grad
         if g is None:
-            slot._data[...] = 0
-        elif not np.shares_memory(g._data, slot._data):
-            np.copyto(slot._data, g._data.reshape(slot._data.shape))
+            slot[...] = 0
+        elif not (self.as_view and np.shares_memory(g._data, slot)):
+            np.copyto(slot, g._data.reshape(-1))
         bucket.pending -= 1
+        # MPICH moves a started collective on only inside MPI calls: testing the
+        # oldest running bucket here lets it progress while backward computes
+        for b in range(self.next_bucket):
+            work = self.buckets[b].work
+            if work is not None and not work.is_completed():
+                break
         while (self.next_bucket < len(self.buckets)
                and self.buckets[self.next_bucket].pending == 0):
             self._launch(self.buckets[self.next_bucket])
@@ -159,13 +165,15 @@ class Reducer:
                 if used is not None and used[i] == 0:
                     continue                # unused on every rank: .grad untouched
                 p = self.params[i]
+                g = p.grad
+                if g is not None and not self.as_view and g._data.flags.writeable:
+                    off = int(bucket.offsets[k])      # in place: the optimiser's
+                    np.copyto(g._data, bucket.flat._data[off:off + bucket.numels[k]]
+                              .reshape(g._data.shape))  # references stay current
+                    g._version[0] += 1
+                    continue
                 slot = bucket.view(k, p.shape)
                 with no_grad():
-                    if self.as_view:
-                        p.grad = slot
-                    elif p.grad is None:
-                        p.grad = slot.clone()
-                    elif not np.shares_memory(p.grad._data, slot._data):
-                        p.grad.copy_(slot)
+                    p.grad = slot if self.as_view else slot.clone()
         self.bytes_last_round = moved
         self.open = False
