@@ -12,11 +12,14 @@ reports, as medians over ``--steps`` steps after a warm-up (the machine is share
 and noisy):
 
 * ``compute``: one local step (forward, backward, optimiser) without DDP on the
-  rank's share of the batch;
+  rank's share of the batch, wall time, and ``cpu``: its CPU time (all threads;
+  less sensitive to the other jobs on a shared machine);
 * ``ddp``: the same step with DistributedDataParallel;
 * ``exposed``: the part of the DDP step spent waiting for the all-reduces at the
   end of backward (``Reducer.finish``), i.e. communication not hidden by overlap;
-* ``allreduce``: one blocking all_reduce of the gradients' size, alone;
+* ``allreduce``: one blocking all_reduce of the gradients' size, alone (median,
+  and ``min``: the cost when both ranks happen to be on a core -- on a loaded
+  machine the median mostly measures waiting for a descheduled peer);
 * ``bytes``: gradient bytes per rank per step (the buckets), and the ring
   all-reduce's traffic per rank, 2 (P - 1) / P times that;
 * ``bw``: the bus bandwidth of a 4 MiB float32 all_reduce, 2 (P - 1) / P * bytes /
@@ -81,16 +84,18 @@ def worker(steps, warmup, batch):
             model = make()
             net = DDP(model) if mode == "ddp" else model
             opt = tp.optim.Adam(model.parameters(), lr=1e-3)
-            times = []
+            times, cpu = [], []
             waits.clear()
             for i in range(warmup + steps):
                 dist.barrier()              # every rank starts the step together
-                t0 = time.perf_counter()
+                t0, c0 = time.perf_counter(), time.process_time()
                 opt.zero_grad()
                 loss_fn(net(x), y).backward()
                 opt.step()
                 times.append(time.perf_counter() - t0)
+                cpu.append(time.process_time() - c0)
             result[mode] = _median_ms(times[warmup:])
+            result[mode + "_cpu"] = _median_ms(cpu[warmup:])
             if mode == "ddp":
                 result["exposed"] = _median_ms(waits[warmup:])
                 grad_bytes = net.reducer.bytes_last_round
@@ -102,6 +107,7 @@ def worker(steps, warmup, batch):
             dist.all_reduce(flat)
             times.append(time.perf_counter() - t0)
         result["allreduce"] = _median_ms(times[warmup:])
+        result["allreduce_min"] = 1e3 * min(times[warmup:])
         result["bytes"] = grad_bytes
         result["ring_bytes"] = int(2 * (world - 1) / world * grad_bytes)
         rows[name] = result
@@ -148,14 +154,16 @@ def main():
         results.append(json.loads(line[0][7:]))
     print(f"global batch {args.batch}, medians of {args.steps} steps (ms); "
           f"bytes per rank per step")
-    print(f"{'model':5} {'P':>2} {'thr':>3} {'compute':>8} {'ddp':>8} {'exposed':>8} "
-          f"{'allreduce':>9} {'grad B':>8} {'ring B':>8} {'bus GB/s':>8}")
+    print(f"{'model':5} {'P':>2} {'thr':>3} {'compute':>8} {'cpu':>7} {'ddp':>8} "
+          f"{'ddp cpu':>7} {'exposed':>8} "
+          f"{'allreduce':>9} {'min':>6} {'grad B':>8} {'ring B':>8} {'bus GB/s':>8}")
     for r in results:
         bw = r["bus_bw_GBps"]
         for name in ("MLP", "CNN"):
             m = r[name]
             print(f"{name:5} {r['world']:>2} {r['threads']:>3} {m['compute']:8.2f} "
-                  f"{m['ddp']:8.2f} {m['exposed']:8.3f} {m['allreduce']:9.3f} "
+                  f"{m['compute_cpu']:7.2f} {m['ddp']:8.2f} {m['ddp_cpu']:7.2f} "
+                  f"{m['exposed']:8.3f} {m['allreduce']:9.3f} {m['allreduce_min']:6.3f} "
                   f"{m['bytes']:8d} {m['ring_bytes']:8d} "
                   f"{'-' if bw is None else f'{bw:.2f}':>8}")
     if args.json:
