@@ -401,7 +401,8 @@ def get_world_size(group=None):
 
 def get_backend(group=None):
     """``Backend.MPI`` (``"mpi"``), the only backend."""
-    resolve("get_backend", group, False)
+    if resolve("get_backend", group, False) is None:
+        raise ValueError("Invalid process group specified")
     return Backend(Backend.MPI)
 
 

@@ -266,12 +266,14 @@ class Work:
         try:
             return fn()
         except mpi().Exception as e:
-            first = str(e).strip().splitlines()[0]
-            err = RuntimeError(f"{self._name}: MPI reported: {first} (on rank "
-                               f"{self._pg.global_rank}; a message or buffer size differs "
-                               f"between the ranks)")
-            self._error = err
-            raise err from None
+            raise self._mpi_error(e) from None
+
+    def _mpi_error(self, e):
+        first = str(e).strip().splitlines()[0]
+        self._error = RuntimeError(f"{self._name}: MPI reported: {first} (on rank "
+                                   f"{self._pg.global_rank}; a message or buffer size "
+                                   f"differs between the ranks)")
+        return self._error
 
     def is_success(self):
         """True when the operation completed without error."""
@@ -303,11 +305,12 @@ class Work:
             return True
         if timeout is None and self._statuses is None:
             try:                                  # the common case: already complete
-                if _MPI.Request.Testall(self._reqs):
-                    self._complete()
-                    return True
-            except _MPI.Exception:
-                pass                              # reported with context below
+                done = _MPI.Request.Testall(self._reqs)
+            except _MPI.Exception as e:
+                raise self._mpi_error(e) from None
+            if done:
+                self._complete()
+                return True
         pg = self._pg
         secs = None if timeout is None else _seconds("wait", timeout)
         if not secs:
