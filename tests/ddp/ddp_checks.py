@@ -260,5 +260,20 @@ if n == 2 and all(importlib.util.find_spec(m) for m in ("sklearn", "tqdm")):
         close("example: losses of the global batches", h["steps"], h1["steps"], 1e-12)
         for a, b in zip(model.parameters(), start.parameters()):
             close("example: parameters after an epoch == one process's", a, b, 1e-10)
+# ---- 9. a process group without global rank 0: ranks 1 and 2 of 3 ------------------
+if n == 3:
+    sub = dist.new_group([1, 2])
+    if r in (1, 2):
+        tp.manual_seed(200 + r)
+        model = mlp()
+        ddp = DDP(model, process_group=sub)
+        tp.manual_seed(201)
+        first = mlp()                        # the group's rank 0 is global rank 1
+        for p, q in zip(model.parameters(), first.parameters()):
+            close("subgroup: parameters broadcast from the group's first rank", p, q, 0, 0)
+        x, y = data((6,), 8)
+        F.cross_entropy(ddp(share(x, r - 1, 2)), share(y, r - 1, 2)).backward()
+        for a, b in zip(grads(model), reference(model, x, y)):
+            close("subgroup: grad == the group's full-batch grad", a, b)
 print(f"rank {r}: DDP checks OK {checks}", flush=True)
 dist.destroy_process_group()

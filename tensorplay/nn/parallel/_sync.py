@@ -11,16 +11,16 @@ import numpy as np
 
 
 def _send_text(text, src, group):
-    """``text`` on rank ``src``, returned on every rank (two broadcasts)."""
+    """``text`` on group rank ``src``, returned on every rank (two broadcasts)."""
     import tensorplay
     import tensorplay.distributed as dist
     raw = np.frombuffer(text.encode(), dtype=np.uint8).astype(np.int64)
     n = tensorplay.tensor([len(raw)], dtype=tensorplay.int64)
-    dist.broadcast(n, src=src, group=group)
+    dist.broadcast(n, group=group, group_src=src)
     buf = tensorplay.from_numpy(raw.copy() if len(raw) == n.item()
                                 else np.zeros(int(n.item()), dtype=np.int64))
     if buf.numel():
-        dist.broadcast(buf, src=src, group=group)
+        dist.broadcast(buf, group=group, group_src=src)
     return bytes(buf.numpy().astype(np.uint8).tolist()).decode()
 
 
@@ -61,8 +61,8 @@ def verify_params(named, rank, world_size, group):
 
 
 def broadcast_tensors(tensors, src, group):
-    """Overwrite each tensor with rank ``src``'s values, in place (version bumped),
-    one coalesced broadcast per dtype."""
+    """Overwrite each tensor with group rank ``src``'s values, in place (version
+    bumped), one coalesced broadcast per dtype."""
     import tensorplay
     import tensorplay.distributed as dist
     by_dtype = {}
@@ -70,7 +70,7 @@ def broadcast_tensors(tensors, src, group):
         by_dtype.setdefault(t._data.dtype, []).append(t)
     for dtype, ts in by_dtype.items():
         flat = tensorplay.from_numpy(np.concatenate([t._data.ravel() for t in ts]))
-        dist.broadcast(flat, src=src, group=group)
+        dist.broadcast(flat, group=group, group_src=src)
         off = 0
         data = flat._data
         for t in ts:
