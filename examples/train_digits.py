@@ -5,6 +5,8 @@ The main job of the tensorplay README:
     python examples/train_digits.py              # both models, well under a minute
     python examples/train_digits.py --library torch   # the same script on PyTorch
     python examples/train_digits.py --help
+    mpiexec -n 2 python examples/train_digits.py --distributed    # data-parallel
+    mpiexec -n 2 python examples/train_digits.py --distributed --check
 
 What it does:
 1. loads the 1,797 real 8x8 digit images bundled with scikit-learn (no download),
@@ -27,6 +29,18 @@ What it does:
    to a batch of test images along a random direction, with
    ``functional.jvp(mode="forward")`` and ``mode="reversed"``, in float64, and
    prints the largest difference between the two and the time each took.
+
+Data-parallel (``--distributed``, under ``mpiexec -n P``): every process holds a
+replica of each model wrapped in ``nn.parallel.DistributedDataParallel`` and reads
+its share of each global batch of ``--batch-size`` images through a
+``utils.data.DistributedSampler``; gradients are averaged over the processes during
+backward, so the run follows the same trajectory for every P that divides the
+batch size.  Rank 0 alone prints the progress bar and writes the files.  The data
+order is the sampler's (a permutation from ``seed + epoch``; the last incomplete
+global batch of each epoch is dropped), not the plain run's, so the numbers
+differ from a run without ``--distributed``.  ``--check`` then retrains both
+models on rank 0 in one process with the same global batches, seed and initial
+parameters, and compares the final parameters (equal to float32 round-off).
 
 The training code is PyTorch's API: ``--library torch`` runs the same functions
 with ``import torch`` in place of ``import tensorplay`` (steps 4 and 6 use
@@ -60,13 +74,24 @@ def load_data(seed):
     return train_test_split(x, y, test_size=0.25, random_state=seed, stratify=y)
 
 
-def make_loader(x, y, batch_size, seed, image):
-    """A shuffled DataLoader of (images, labels); images (B, 1, 8, 8) if ``image``."""
+def make_loader(x, y, batch_size, seed, image, shard=None):
+    """A shuffled DataLoader of (images, labels); images (B, 1, 8, 8) if ``image``.
+
+    ``shard=(rank, world)``: this rank's share of every global batch of
+    ``batch_size`` (a DistributedSampler, ``batch_size // world`` per rank, the
+    last incomplete batch dropped, so that every ``world`` dividing the batch size
+    sees the same global batches: perm[64k:64k+64] for step k)."""
     data = tp.utils.data
     xt = tp.from_numpy(x.reshape(-1, 1, 8, 8) if image else x)
     ds = data.TensorDataset(xt, tp.from_numpy(y))
-    return data.DataLoader(ds, batch_size=batch_size, shuffle=True,
-                           generator=tp.Generator().manual_seed(seed))
+    if shard is None:
+        return data.DataLoader(ds, batch_size=batch_size, shuffle=True,
+                               generator=tp.Generator().manual_seed(seed))
+    rank, world = shard
+    sampler = data.DistributedSampler(ds, num_replicas=world, rank=rank, shuffle=True,
+                                      seed=seed)
+    return data.DataLoader(ds, batch_size=batch_size // world, sampler=sampler,
+                           drop_last=True)
 
 
 # ---------------------------------------------------------------- models
@@ -96,12 +121,19 @@ def evaluate(model, x, y, image):
     return float(np.mean(pred == y))
 
 
-def train(name, model, data, *, epochs, batch_size, lr, seed, image, cnn):
+def train(name, model, data, *, epochs, batch_size, lr, seed, image, cnn, shard=None):
     """Minibatch training; returns per-epoch (mean train loss, test accuracy) and the
-    per-step losses.  The CNN uses AdamW with a cosine schedule, the MLP Adam."""
+    per-step losses.  The CNN uses AdamW with a cosine schedule, the MLP Adam.
+
+    ``shard=(rank, world)``: data-parallel training of ``model`` (wrapped in
+    DistributedDataParallel by the caller when world > 1) on this rank's share of
+    each global batch; the losses reported are averaged over the ranks (the
+    global batch's), and only rank 0 shows the progress bar and evaluates."""
     from tqdm import tqdm
     x_tr, x_te, y_tr, y_te = data
-    loader = make_loader(x_tr, y_tr, batch_size, seed, image)
+    rank, world = shard or (0, 1)
+    loader = make_loader(x_tr, y_tr, batch_size, seed, image, shard)
+    inner = getattr(model, "module", model)         # the model inside DDP
     # label smoothing (Szegedy et al., 2016) made the CNN's test accuracy steadier
     # across seeds (torch, 5 seeds: min 0.989 with 0.1, 0.980 without)
     loss_fn = tp.nn.CrossEntropyLoss(label_smoothing=0.1 if cnn else 0.0)
@@ -111,8 +143,11 @@ def train(name, model, data, *, epochs, batch_size, lr, seed, image, cnn):
     else:
         opt, sched = tp.optim.Adam(model.parameters(), lr=lr), None
     history = {"loss": [], "test_acc": [], "steps": []}
-    bar = tqdm(range(epochs), desc=f"training the {name}", unit="epoch")
-    for _ in bar:
+    bar = tqdm(range(epochs), desc=f"training the {name}", unit="epoch",
+               disable=rank != 0)
+    for epoch in bar:
+        if shard is not None:
+            loader.sampler.set_epoch(epoch)
         epoch_losses = []
         for xb, yb in loader:
             opt.zero_grad()
@@ -127,9 +162,15 @@ def train(name, model, data, *, epochs, batch_size, lr, seed, image, cnn):
                     f"the {name}'s training loss became {epoch_losses[-1]} at step "
                     f"{len(history['steps']) + len(epoch_losses)} (learning rate {lr}); "
                     f"try a smaller {'--lr' if cnn else '--mlp-lr'}")
+        if world > 1:               # the global batches' losses, for the record
+            import tensorplay.distributed as dist
+            t = tp.tensor(epoch_losses, dtype=tp.float64)
+            dist.all_reduce(t, op=dist.ReduceOp.AVG)
+            epoch_losses = t.tolist()
         history["steps"] += epoch_losses
         history["loss"].append(float(np.mean(epoch_losses)))
-        history["test_acc"].append(evaluate(model, x_te, y_te, image))
+        history["test_acc"].append(evaluate(inner, x_te, y_te, image) if rank == 0
+                                   else float("nan"))
         bar.set_postfix(loss=f"{history['loss'][-1]:.4f}",
                         test_acc=f"{history['test_acc'][-1]:.4f}")
     return history
@@ -239,6 +280,16 @@ def parse_args(argv):
     p.add_argument("--save", default=None,
                    help="keep the CNN's state dict at this path (default: a temporary "
                         "file, removed after the reload check)")
+    p.add_argument("--distributed", action="store_true",
+                   help="data-parallel training over the processes of an MPI job "
+                        "(mpiexec -n P python ...; tensorplay.distributed, "
+                        "DistributedDataParallel, DistributedSampler)")
+    p.add_argument("--check", action="store_true",
+                   help="with --distributed: retrain on rank 0 alone with the same "
+                        "global batches and compare the final parameters (fails "
+                        "unless equal to round-off with --dtype float64)")
+    p.add_argument("--dtype", choices=("float32", "float64"), default="float32",
+                   help="the models' and images' dtype (default float32)")
     args = p.parse_args(argv)
     if args.epochs < 1 or args.mlp_epochs < 1 or not 1 <= args.batch_size <= 1347:
         p.error("--epochs and --mlp-epochs must be positive and --batch-size in "
@@ -255,19 +306,71 @@ def parse_args(argv):
         p.error(f"--library {args.library}: it is not installed")
     if args.save is not None and not Path(args.save).resolve().parent.is_dir():
         p.error(f"--save: the directory {Path(args.save).resolve().parent} does not exist")
+    if args.check and not args.distributed:
+        p.error("--check compares a --distributed run with a one-process run: add "
+                "--distributed")
+    if args.distributed and args.library != "tensorplay":
+        p.error("--distributed runs on tensorplay.distributed (MPI); torch's MPI backend "
+                "needs a source build of torch")
+    if args.distributed and importlib.util.find_spec("mpi4py") is None:
+        p.error("--distributed needs mpi4py and an MPI: pip install mpi4py mpich")
     return args
+
+
+def start_distributed(batch_size):
+    """Join the MPI job (a job of one when not under mpiexec); returns (rank, world)."""
+    import tensorplay.distributed as dist
+    dist.init_process_group("mpi")
+    rank, world = dist.get_rank(), dist.get_world_size()
+    if batch_size % world:
+        if rank == 0:
+            print(f"error: --batch-size {batch_size} must be divisible by the number of "
+                  f"processes ({world}): every rank takes an equal share of each batch",
+                  file=sys.stderr)
+        dist.destroy_process_group()
+        sys.exit(2)
+    return rank, world
+
+
+def compare_with_one_process(name, trained, initial, data, kwargs):
+    """Retrain ``initial`` (the same starting parameters) in this process alone,
+    with the same global batches, and return max |difference| of the parameters
+    and the parameters' largest magnitude."""
+    train(name + " (1 process)", initial, data, shard=(0, 1), **kwargs)
+    diff = scale = 0.0
+    for (key, a), b in zip(trained.state_dict().items(), initial.state_dict().values()):
+        a, b = a.numpy(), b.numpy()
+        diff = max(diff, float(np.max(np.abs(a - b))))
+        scale = max(scale, float(np.max(np.abs(b))))
+    return diff, scale
 
 
 def main(argv=None):
     global tp
     args = parse_args(argv)
     tp = importlib.import_module(args.library)
+    previous = tp.get_default_dtype()
+    tp.set_default_dtype(getattr(tp, args.dtype))     # restored: main() runs in tests
+    try:
+        return run(args)
+    finally:
+        tp.set_default_dtype(previous)
+
+
+def run(args):
+    """The whole job (main() after parsing the options)."""
+    rank, world = start_distributed(args.batch_size) if args.distributed else (0, 1)
+    say = print if rank == 0 else (lambda *a, **k: None)
     t_start = time.perf_counter()
     tp.manual_seed(args.seed)
-    data = load_data(args.seed)
+    data = [a.astype(args.dtype) if a.dtype.kind == "f" else a
+            for a in load_data(args.seed)]
     x_tr, x_te, y_tr, y_te = data
-    print(f"digits: {len(x_tr)} train / {len(x_te)} test images of 8x8 pixels "
-          f"({args.library})")
+    say(f"digits: {len(x_tr)} train / {len(x_te)} test images of 8x8 pixels "
+        f"({args.library})" + (f", data-parallel over {world} process"
+                               f"{'es' if world > 1 else ''} (global batch "
+                               f"{args.batch_size}, {args.batch_size // world} per rank)"
+                               if args.distributed else ""))
     out_dir = Path(args.out_dir)
     histories, metrics, models = {}, {}, {}
     todo = {"mlp": ("MLP", make_mlp, args.mlp_epochs, args.mlp_lr, False),
@@ -276,17 +379,42 @@ def main(argv=None):
         if args.models not in ("both", key):
             continue
         model = models[key] = make()
+        kwargs = dict(epochs=epochs, batch_size=args.batch_size, lr=lr, seed=args.seed,
+                      image=cnn, cnn=cnn)
+        if args.distributed:
+            from tensorplay.nn.parallel import DistributedDataParallel
+            ddp = DistributedDataParallel(model)    # rank 0's initial parameters
+            initial = make()
+            initial.load_state_dict(model.state_dict())
+            kwargs["shard"] = (rank, world)
         try:
-            h = train(name, model, data, epochs=epochs, batch_size=args.batch_size,
-                      lr=lr, seed=args.seed, image=cnn, cnn=cnn)
+            h = train(name, ddp if args.distributed else model, data, **kwargs)
         except FloatingPointError as e:
             sys.exit(f"error: {e}")
         histories[name] = h
         m = metrics[key] = {"train_acc": evaluate(model, x_tr, y_tr, cnn),
                             "test_acc": h["test_acc"][-1], "losses": h["steps"],
                             "history": h}
-        print(f"{name}: train accuracy {m['train_acc']:.4f}, test accuracy "
-              f"{m['test_acc']:.4f}")
+        say(f"{name}: train accuracy {m['train_acc']:.4f}, test accuracy "
+            f"{m['test_acc']:.4f}")
+        if args.check and rank == 0:
+            del kwargs["shard"]
+            diff, scale = compare_with_one_process(name, model, initial, data, kwargs)
+            m["check_max_diff"], m["check_scale"] = diff, scale
+            print(f"check: {name} trained on {world} process{'es' if world > 1 else ''} "
+                  f"vs 1: max |parameter difference| = {diff:.2e} (largest parameter "
+                  f"{scale:.2f}, {args.dtype})")
+            if args.dtype == "float32":
+                print("  (float32: Adam divides each step by sqrt(v), so round-off in "
+                      "near-zero gradients grows over the run; --dtype float64 shows "
+                      "the agreement to round-off)")
+            elif diff > 1e-9 * max(1.0, scale):
+                sys.exit(f"error: the {name}'s parameters differ by {diff:.2e} between "
+                         f"{world} processes and 1 (expected float64 round-off)")
+    if rank != 0:                   # rank 0 alone writes files and runs the extras
+        import tensorplay.distributed as dist
+        dist.destroy_process_group()
+        return metrics
     curves = out_dir / "digits_curves.png"
     save_curves(histories, curves)
     print(f"loss and accuracy curves saved to {curves}")
@@ -308,6 +436,9 @@ def main(argv=None):
               f"{t_rev * 1e3:.2f} ms (median of 5)")
     metrics["seconds"] = time.perf_counter() - t_start
     print(f"total time: {metrics['seconds']:.1f} s")
+    if args.distributed:
+        import tensorplay.distributed as dist
+        dist.destroy_process_group()
     return metrics
 
 

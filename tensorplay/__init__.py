@@ -62,7 +62,7 @@ _warn_if_serial()
 
 # Imported on first use (PEP 562), to keep `import tensorplay` cheap: nothing at
 # import time needs it, and it is a plain attribute once loaded.
-_LAZY_SUBMODULES = ("nn", "cuda", "linalg", "func", "optim", "utils")
+_LAZY_SUBMODULES = ("nn", "cuda", "linalg", "func", "optim", "utils", "distributed")
 
 
 def __getattr__(name):

@@ -85,3 +85,36 @@ def test_library_torch_without_torch_is_a_clear_error(monkeypatch, capsys):
         module.main(["--library", "torch"])
     assert exc.value.code == 2 and "--library torch: it is not installed" in \
         capsys.readouterr().err
+
+
+def test_check_needs_distributed(capsys):
+    with pytest.raises(SystemExit) as exc:
+        _module().main(["--check"])
+    assert exc.value.code == 2 and "add --distributed" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_distributed_run_equals_one_process(tmp_path):
+    """``mpiexec -n 2 ... --distributed --check --dtype float64``: the full run on 2
+    ranks ends with the parameters of a 1-process run (round-off), rank 0 alone
+    prints and writes.  (The fast check of the same loop, one epoch on 2 and 3 ranks,
+    is in tests/ddp/ddp_checks.py.)"""
+    import subprocess
+    import sys
+    pytest.importorskip("mpi4py")
+    mpiexec = pathlib.Path(sys.executable).parent / "mpiexec"
+    if not mpiexec.exists():
+        pytest.skip("no mpiexec beside the interpreter (pip install mpich)")
+    p = subprocess.run([str(mpiexec), "-n", "2", sys.executable, str(EXAMPLE),
+                        "--distributed", "--check", "--dtype", "float64",
+                        "--out-dir", str(tmp_path)],
+                       capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stdout + p.stderr
+    out = p.stdout
+    assert out.count("digits: ") == 1 and out.count("total time") == 1, out
+    assert "data-parallel over 2 processes" in out
+    for name in ("MLP", "CNN"):
+        line = next(s for s in out.splitlines() if s.startswith(f"check: {name}"))
+        diff = float(line.split("= ")[1].split()[0])
+        assert diff < 1e-10, line
+    assert (tmp_path / "digits_curves.png").stat().st_size > 1000

@@ -13,7 +13,7 @@ import numpy as np
 from tensorplay.autograd.grad_mode import (enable_grad, inference_mode, is_grad_enabled,
                                            is_inference_mode_enabled, no_grad,
                                            set_grad_enabled)
-from tensorplay.autograd import graph
+from tensorplay.autograd import _accumulate, graph
 from tensorplay.autograd.anomaly_mode import (detect_anomaly, is_anomaly_check_nan_enabled,
                                               is_anomaly_enabled, set_detect_anomaly)
 from tensorplay.autograd.function import Function, FunctionCtx, once_differentiable
@@ -251,8 +251,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     root_keys = [_key(t) for t in roots]
 
     def one_pass(gs, retain):
-        found = run_backward(root_keys, gs, keys, retain_graph=retain,
-                             create_graph=create_graph)
+        found = _accumulate.run_pass(False, root_keys, gs, keys, retain_graph=retain,
+                                     create_graph=create_graph)
         return [found[id(k)][1] if id(k) in found else None for k in keys]
 
     if not is_grads_batched:
@@ -316,8 +316,8 @@ def _batched_pass(root_keys, root_grads, keys, retain_graph, create_graph):
     STATE.vmap_depth += 1
     try:
         # the graph is kept until the pass has succeeded: the loop needs it otherwise
-        found = run_backward(root_keys, gs, keys, retain_graph=True,
-                             create_graph=create_graph)
+        found = _accumulate.run_pass(False, root_keys, gs, keys, retain_graph=True,
+                                     create_graph=create_graph)
     except _batching.VmapDataError:
         return None
     finally:
@@ -418,8 +418,12 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
                 graph.retain_grad(t)
     else:
         keys = None
-    found = run_backward([_key(t) for t in roots], root_grads, keys,
-                         retain_graph=retain_graph, create_graph=create_graph)
+    # a leaf with accumulate-grad hooks is accumulated during the pass (PyTorch's
+    # AccumulateGrad timing; autograd/_accumulate.py) and then comes back as None
+    acc_targets = None if inputs is None else {
+        id(t) for t in inputs if t is not None and t._grad_fn is None}
+    found = _accumulate.run_pass(acc_targets, [_key(t) for t in roots], root_grads, keys,
+                                 retain_graph=retain_graph, create_graph=create_graph)
     if inputs is None:
         # every leaf reached, keyed by the leaf itself; a leaf whose requires_grad
         # was switched off after the graph was built gets nothing (PyTorch)

@@ -11,6 +11,7 @@ or saved-tensor hooks are active.  The public names are re-exported by
 ``tensorplay.autograd.graph``, PyTorch's module for them.
 """
 from tensorplay._dtype import from_numpy_dtype
+from tensorplay.autograd import _accumulate
 from tensorplay.autograd import graph as _g
 from tensorplay.autograd.grad_mode import STATE
 from tensorplay.autograd.graph import (
@@ -142,14 +143,16 @@ def _refresh_retains():
 
 
 def register_post_accumulate_grad_hook(t, fn):
-    """``Tensor.register_post_accumulate_grad_hook``: ``fn(t)`` after ``backward()``
-    accumulated into ``t.grad`` (leaves only)."""
+    """``Tensor.register_post_accumulate_grad_hook``: ``fn(t)`` as soon as
+    ``backward()`` has accumulated into ``t.grad``, during the pass (leaves only;
+    PyTorch's timing, autograd/_accumulate.py)."""
     if not t._requires_grad:
         raise RuntimeError("register_post_accumulate_grad_hook(): cannot register a hook "
                            "on a tensor that doesn't require gradient")
     if t._grad_fn is not None:
         raise RuntimeError("register_post_accumulate_grad_hook(): post accumulate grad "
                            "hooks cannot be registered on non-leaf tensors")
+    _accumulate.ACTIVE[0] = True
     return _add_hook(_tensor_hooks(t), "post_acc", fn,
                      "Tensor.register_post_accumulate_grad_hook()")
 
@@ -157,6 +160,7 @@ def register_post_accumulate_grad_hook(t, fn):
 def register_accumulate_grad_hook(t, field, fn, what):
     """A hook of leaf ``t``'s ``AccumulateGrad`` node (``field``: "acc_pre" or
     "acc_post"), kept on ``t`` since the node is made afresh on each read."""
+    _accumulate.ACTIVE[0] = True
     return _add_hook(_tensor_hooks(t), field, fn, what)
 
 
@@ -258,9 +262,16 @@ def _run_multi_hooked(node, gs, grads, reaches, retain_graph, anomaly):
 
 
 def _leaf_hooks(t, g):
-    """The gradient of leaf ``t`` after its tensor hooks (engine, leaves only)."""
-    pre = t._hooks.pre
-    return _run_tensor_hooks(pre, g) if pre else g
+    """The gradient of leaf ``t`` after its tensor hooks (engine, leaves only); None
+    if ``t`` has accumulate-grad hooks and a ``backward()`` pass accumulated it
+    here and ran them, as PyTorch's AccumulateGrad node (autograd/_accumulate.py)."""
+    th = t._hooks
+    pre = th.pre
+    if pre:
+        g = _run_tensor_hooks(pre, g)
+    if (th.post_acc or th.acc_pre or th.acc_post) and _accumulate.accumulate_now(t, g):
+        return None
+    return g
 
 
 def post_accumulate(t):

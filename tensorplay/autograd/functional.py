@@ -304,11 +304,11 @@ def _grad_with_tangents(out, inputs, create_graph):
     if not out._requires_grad:
         return (None,) * len(inputs)
     from tensorplay._creation import ones_like
-    from tensorplay.autograd.graph import run_backward
+    from tensorplay.autograd._accumulate import run_pass
     keys = [_edge_key(t) for t in inputs]
     root = _edge_key(out)
-    found = run_backward([root], [ones_like(out)], keys, retain_graph=False,
-                         create_graph=False)
+    found = run_pass(False, [root], [ones_like(out)], keys, retain_graph=False,
+                     create_graph=False)
     return tuple(found[id(k)][1] if id(k) in found else None for k in keys)
 
 
