@@ -10,10 +10,13 @@ __all__ = ["set_num_threads", "get_num_threads", "show_config"]
 
 class _Config:
     """Process-wide settings read by every kernel call."""
-    __slots__ = ("num_threads",)
+    __slots__ = ("num_threads", "threads_chosen")
 
     def __init__(self):
         self.num_threads = _default_threads()
+        # True once the user called set_num_threads (read by distributed's
+        # per-rank thread budget, which must not override the user's choice)
+        self.threads_chosen = False
 
 
 # An upper bound for set_num_threads and for the default taken from
@@ -63,6 +66,7 @@ def set_num_threads(n):
                          f"processors; the OpenMP runtime fails or crashes when it cannot "
                          f"create that many threads)")
     CONFIG.num_threads = int(n)
+    CONFIG.threads_chosen = True
 
 
 def get_num_threads():

@@ -323,18 +323,17 @@ def _thread_budget(world):
     """Give each rank ``max(1, cores // ranks on this node)`` threads unless the user
     chose a count; returns the count set, or None when left alone.
 
-    (The user's choice is seen as ``OMP_NUM_THREADS`` in the environment or a
-    ``set_num_threads`` value other than the default.)"""
+    (The user's choice is ``OMP_NUM_THREADS`` in the environment or any call of
+    ``set_num_threads`` before ``init_process_group``.)"""
     from tensorplay import _config
     from tensorplay._kernels import _openmp_helpers
     local = world.Split_type(mpi().COMM_TYPE_SHARED)      # collective over the world
     on_node = local.Get_size()
     local.Free()
-    if "OMP_NUM_THREADS" in os.environ or \
-            _config.CONFIG.num_threads != _config._default_threads():
+    if "OMP_NUM_THREADS" in os.environ or _config.CONFIG.threads_chosen:
         return None
-    n = max(1, int(_openmp_helpers.omp_num_procs()) // on_node)
-    _config.set_num_threads(min(n, _config.MAX_THREADS))
+    n = min(max(1, int(_openmp_helpers.omp_num_procs()) // on_node), _config.MAX_THREADS)
+    _config.CONFIG.num_threads = n           # the budget, not the user's choice
     return n
 
 

@@ -14,10 +14,15 @@ import tensorplay.distributed as dist
 
 mode = sys.argv[1]
 if mode == "raise":
-    tensorplay.set_num_threads(3)      # the user's choice: init_process_group keeps it
+    # the user's choice, even of the default count, is kept by init_process_group
+    chosen = tensorplay.get_num_threads()
+    tensorplay.set_num_threads(chosen)
 dist.init_process_group("mpi", timeout=timedelta(seconds=30 if mode == "raise" else 0.5))
 r = dist.get_rank()
 print(f"rank {r} threads {tensorplay.get_num_threads()}", flush=True)
+if mode == "raise":
+    print(f"rank {r} kept the chosen threads: {tensorplay.get_num_threads() == chosen}",
+          flush=True)
 if mode == "raise":
     if r == 1:
         raise ValueError("boom from rank 1")
