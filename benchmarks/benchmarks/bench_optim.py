@@ -23,7 +23,9 @@ from .common import rng
 WORKLOADS = {"mlp": [(64, 128), (128,), (128, 10), (10,)], "1M": [(1_000_000,)]}
 OPTIMIZERS = {"SGD": dict(lr=0.01, momentum=0.9), "Adam": dict(lr=1e-3),
               "AdamW": dict(lr=1e-3, weight_decay=0.01), "RMSprop": dict(lr=1e-3),
-              "Adagrad": dict(lr=1e-2)}
+              "Adagrad": dict(lr=1e-2), "NAdam": dict(lr=2e-3), "RAdam": dict(lr=1e-3),
+              "Adamax": dict(lr=2e-3), "Adadelta": dict(lr=1.0), "ASGD": dict(lr=1e-2),
+              "Rprop": dict(lr=1e-2)}
 
 
 def _arrays(workload):
@@ -58,7 +60,7 @@ class OptimizerStep:
         self.opt.step()
 
 
-def compare(rounds=31, names=("Adam", "SGD", "AdamW", "RMSprop", "Adagrad")):
+def compare(rounds=31, names=tuple(OPTIMIZERS)):
     """Print median per-round ratios tensorplay / torch of one ``step()``."""
     import pathlib
     import sys
