@@ -193,17 +193,22 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     S = k.shape[-2]
     out_shape = _batch_shape(q, k, v) + (L, S)
     s = 1.0 / math.sqrt(E) if scale is None else float(scale)
-    # scale the smaller of q (L x E) and the scores (L x S)
-    if E <= S:
-        scores = matmul(q * s, k.mT)
-    else:
-        scores = matmul(q, k.mT) * s
     bias, keep = _bias(q, attn_mask, L, S, bool(is_causal), out_shape)
+    # Several equal batch dims are folded into one, so that both products run as
+    # one batched GEMM on tensorplay's threads (numpy's matmul of 4-D operands
+    # runs on one thread); reshapes of the (contiguous) scores are views.
+    fold = q.ndim > 3 and tuple(q.shape[:-2]) == tuple(k.shape[:-2]) == tuple(v.shape[:-2])
+    if fold:
+        q, k, v = q.reshape(-1, L, E), k.reshape(-1, S, E), v.reshape(-1, S, v.shape[-1])
+    # scale the smaller of q (L x E) and the scores (L x S)
+    scores = matmul(q * s, k.mT) if E <= S else matmul(q, k.mT) * s
     if bias is not None:
-        scores = scores + bias
+        scores = scores.reshape(out_shape) + bias
     w = softmax(scores, -1)
     if keep is not None:
-        w = w * keep
+        w = w.reshape(out_shape) * keep
     if dropout_p > 0.0:
         w = dropout(w, float(dropout_p), True)
-    return matmul(w, v)
+    if not fold:
+        return matmul(w, v)
+    return matmul(w.reshape(-1, L, S), v).reshape(out_shape[:-2] + (L, v.shape[-1]))
