@@ -2,6 +2,7 @@
 process (issue 9, attention).
 
     python benchmarks/compare_transformer.py --library tensorplay|torch [--steps 30]
+        [--threads N] [--profile]
 
 d_model 128, nhead 4, dim_feedforward 512, seq 64, batch 32 (batch_first), float32,
 training mode (dropout 0.1), default threads; one step is ``layer(x)``, ``(y *
@@ -22,11 +23,14 @@ def main():
     ap.add_argument("--library", choices=("tensorplay", "torch"), default="tensorplay")
     ap.add_argument("--steps", type=int, default=30)
     ap.add_argument("--profile", action="store_true")
+    ap.add_argument("--threads", type=int, default=0, help="0: the library's default")
     a = ap.parse_args()
     if a.library == "torch":
         import torch as lib
     else:
         import tensorplay as lib
+    if a.threads:
+        lib.set_num_threads(a.threads)
     rng = np.random.default_rng(0)
     lib.manual_seed(0)
     layer = lib.nn.TransformerEncoderLayer(128, 4, 512, batch_first=True)
