@@ -192,7 +192,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     L, E = q.shape[-2], q.shape[-1]
     S = k.shape[-2]
     out_shape = _batch_shape(q, k, v) + (L, S)
-    s = 1.0 / math.sqrt(E) if scale is None else float(scale)
+    s = (1.0 / math.sqrt(E) if E else 1.0) if scale is None else float(scale)   # E = 0: 0 scores
     bias, keep = _bias(q, attn_mask, L, S, bool(is_causal), out_shape)
     # Several equal batch dims are folded into one, so that both products run as
     # one batched GEMM on tensorplay's threads (numpy's matmul of 4-D operands
