@@ -161,3 +161,10 @@ __all__ += ["mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "binary_cross
             "pairwise_distance", "linear", "bilinear", "dropout", "dropout1d", "dropout2d",
             "alpha_dropout", "embedding", "one_hot", "batch_norm", "layer_norm", "group_norm",
             "normalize"]
+
+# --- attn9 --- attention (issue 9, second step): tensorplay/_ops/attention.py, attention_mha.py
+from tensorplay._ops.attention import scaled_dot_product_attention  # noqa: E402,F401
+from tensorplay._ops.attention_mha import (_canonical_mask,  # noqa: E402,F401
+                                           _none_or_dtype, multi_head_attention_forward)
+
+__all__ += ["scaled_dot_product_attention", "multi_head_attention_forward"]

@@ -28,6 +28,12 @@ from tensorplay.nn.modules.loss import (BCELoss, BCEWithLogitsLoss, CrossEntropy
 from tensorplay.nn.modules.distance import CosineSimilarity, Fold, PairwiseDistance, Unfold
 from tensorplay.nn.modules.rnn import (GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell,
                                        RNNCellBase)
+# --- attn9 --- attention and Transformer (issue 9, second step)
+from tensorplay.nn.modules.activation_attention import (MultiheadAttention,
+                                                        NonDynamicallyQuantizableLinear)
+from tensorplay.nn.modules.transformer import (Transformer, TransformerDecoder,
+                                               TransformerDecoderLayer, TransformerEncoder,
+                                               TransformerEncoderLayer)
 
 __all__ = [
     "Module", "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict",
@@ -48,3 +54,7 @@ __all__ = [
     "CosineSimilarity", "PairwiseDistance", "Fold", "Unfold",
     "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell",
 ]
+
+# --- attn9 ---
+__all__ += ["MultiheadAttention", "Transformer", "TransformerEncoder", "TransformerDecoder",
+            "TransformerEncoderLayer", "TransformerDecoderLayer"]
