@@ -161,3 +161,37 @@ __all__ += ["mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "binary_cross
             "pairwise_distance", "linear", "bilinear", "dropout", "dropout1d", "dropout2d",
             "alpha_dropout", "embedding", "one_hot", "batch_norm", "layer_norm", "group_norm",
             "normalize"]
+
+# --- layers9 ---
+# more layers and losses (issue 9, second step): tensorplay/_ops/norm_more.py,
+# nn_more.py, pool_more.py, loss_more.py, embedding_bag.py
+from tensorplay._ops.norm_more import (instance_norm, local_response_norm,  # noqa: E402,F401
+                                       rms_norm)
+from tensorplay._ops.nn_more import (channel_shuffle, feature_alpha_dropout,  # noqa: E402,F401
+                                     fractional_max_pool2d, fractional_max_pool3d, glu,
+                                     hardshrink, pixel_shuffle, pixel_unshuffle, rrelu,
+                                     softmin, softshrink, softsign, tanhshrink, threshold,
+                                     upsample, upsample_bilinear, upsample_nearest)
+from tensorplay._ops.pool_more import (lp_pool1d, lp_pool2d, max_unpool1d,  # noqa: E402,F401
+                                       max_unpool2d)
+
+__all__ += ["instance_norm", "rms_norm", "local_response_norm", "glu", "pixel_shuffle",
+            "pixel_unshuffle", "channel_shuffle", "threshold", "rrelu", "hardshrink",
+            "softshrink", "tanhshrink", "softsign", "softmin", "feature_alpha_dropout",
+            "upsample", "upsample_nearest", "upsample_bilinear", "fractional_max_pool2d",
+            "fractional_max_pool3d", "max_unpool1d", "max_unpool2d", "lp_pool1d",
+            "lp_pool2d"]
+from tensorplay._ops.loss_more import (cosine_embedding_loss,  # noqa: E402,F401
+                                       gaussian_nll_loss, hinge_embedding_loss,
+                                       margin_ranking_loss, multi_margin_loss,
+                                       multilabel_margin_loss, multilabel_soft_margin_loss,
+                                       poisson_nll_loss, soft_margin_loss,
+                                       triplet_margin_loss, triplet_margin_with_distance_loss)
+
+__all__ += ["margin_ranking_loss", "hinge_embedding_loss", "soft_margin_loss",
+            "multilabel_soft_margin_loss", "multilabel_margin_loss", "multi_margin_loss",
+            "triplet_margin_loss", "triplet_margin_with_distance_loss",
+            "cosine_embedding_loss", "poisson_nll_loss", "gaussian_nll_loss"]
+from tensorplay._ops.embedding_bag import embedding_bag  # noqa: E402,F401
+
+__all__ += ["embedding_bag"]
