@@ -13,8 +13,8 @@ multilabel loss) are cast to the input's dtype and, as in PyTorch, their values
 are not checked (``hinge_embedding_loss`` with a target 0 takes both branches'
 complements, PyTorch's formula).  Class targets (``multi_margin_loss``,
 ``multilabel_margin_loss``) must be integer and are range-checked before any
-arithmetic (RuntimeError "target out of range", PyTorch's), and then read only
-through the checked gather/index kernels.
+arithmetic (PyTorch's RuntimeErrors), and then read only through the checked
+gather/index kernels.
 """
 import math
 
@@ -191,8 +191,8 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
 
     Raises:
         RuntimeError: a non-integer target, a target of another shape ("inconsistent
-        target size"), a class outside ``[0, C)`` before the first -1 ("target out
-        of range").
+        target size"), an entry outside ``[-1, C)`` (PyTorch's "argument #2 'target'
+        is out of range"; entries after the first -1 are checked but not used).
     """
     op = "multilabel_margin_loss"
     t = _class_target(op, input, target, True)
@@ -203,14 +203,13 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
     x = input if input.ndim == 2 else input.unsqueeze(0)
     n, c = x.shape
     t2 = t.reshape(n, c)
+    if t2.size and (t2.min() < -1 or t2.max() >= c):
+        raise RuntimeError(f"{op}(): argument #2 'target' is out of range (entries must be "
+                           f"in [-1, {c}), got {int(t2.min() if t2.min() < -1 else t2.max())})")
     counts = np.zeros((n, c), np.float64)
     for row in range(n):                    # the targets of each row: up to the first -1
         stop = np.flatnonzero(t2[row] == -1)
-        cls = t2[row, :stop[0] if stop.size else c]
-        if cls.size and (cls.min() < 0 or cls.max() >= c):
-            raise RuntimeError(f"{op}(): target out of range (row {row}: classes must be in "
-                               f"[0, {c}) before the first -1)")
-        np.add.at(counts[row], cls, 1.0)
+        np.add.at(counts[row], t2[row, :stop[0] if stop.size else c], 1.0)
     is_target = (counts > 0).astype(np.float64)
     # m[n, j, i] = count(j) (1 - is_target(i)): the (target j, non-target i) pairs
     m = Tensor._wrap((counts[:, :, None] * (1.0 - is_target[:, None, :])).astype(
