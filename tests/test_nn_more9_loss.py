@@ -356,3 +356,25 @@ def test_embedding_bag_module_and_from_pretrained():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         nn.EmbeddingBag(4, 2, max_norm=1.0)(tp.tensor([[0, 1]]))
+
+
+def test_class_target_losses_under_vmap():
+    from tensorplay.func import grad, vmap
+    x, w = tp.tensor(RNG.standard_normal((6, 5))), tp.tensor(RNG.standard_normal(5))
+    t = tp.tensor([0, 1, 2, 3, 4, 0])
+    per = vmap(grad(lambda w, x, t: F.multi_margin_loss((x * w).unsqueeze(0), t.unsqueeze(0))),
+               in_dims=(None, 0, 0))(w, x, t)
+    loop = tp.stack([grad(lambda w: F.multi_margin_loss((x[k] * w).unsqueeze(0),
+                                                        t[k:k + 1]))(w) for k in range(6)])
+    np.testing.assert_allclose(_np(per), _np(loop), rtol=1e-13)
+    tl = tp.tensor([[1, 0, -1, 0, 0], [2, -1, 3, 3, 3], [4, 3, 2, 1, 0], [-1, 0, 0, 0, 0],
+                    [0, 0, 0, 1, -1], [3, -1, 0, 0, 0]])
+    np.testing.assert_allclose(_np(vmap(F.multilabel_margin_loss)(x, tl)),
+                               _np(F.multilabel_margin_loss(x, tl, reduction="none")), rtol=1e-14)
+    # a bad target in one example of the batch is found
+    with pytest.raises(RuntimeError, match="target out of range"):
+        vmap(lambda x, t: F.multi_margin_loss(x.unsqueeze(0), t.unsqueeze(0)))(
+            x, tp.tensor([0, 1, 2, 3, 4, 5]))
+    y, i = F.max_pool2d(tp.randn(2, 1, 4, 4), 2, return_indices=True)
+    with pytest.raises(RuntimeError, match="invalid max index"):
+        vmap(lambda a, j: F.max_unpool2d(a, j, 2))(y, tp.stack([i[0], i[1] * 100]))

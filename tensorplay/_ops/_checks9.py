@@ -63,3 +63,13 @@ def reduce(loss, reduction):
     if reduction == "none":
         return loss
     return loss.sum() if reduction == "sum" else loss.mean()
+
+
+def values(t):
+    """The numpy values of Tensor ``t``; under vmap those of the whole batch (the
+    physical array), so a range check covers every example."""
+    from tensorplay._ops._batching import BatchedArray
+    data = t._data
+    while type(data) is BatchedArray:
+        data = data._bt_phys._data
+    return np.asarray(data)

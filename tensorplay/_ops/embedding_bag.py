@@ -37,7 +37,7 @@ def _index_tensor(name, t):
         raise RuntimeError(f"embedding_bag(): Expected tensor for argument '{name}' to have "
                            f"one of the following scalar types: Long, Int; but got "
                            f"{t.dtype} instead")
-    return np.asarray(t._data, dtype=np.int64)
+    return C.values(t).astype(np.int64, copy=False)
 
 
 def _bags(inp, off, include_last_offset):

@@ -119,8 +119,9 @@ def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, r
     return C.reduce(loss, red)
 
 
-def _class_target(op, input, target, per_sample):
-    """The (N, C) view of input, the int64 numpy target (N,) or (N, C)."""
+def _class_target(op, input, target):
+    """Checks of a class target; its int64 values as numpy (under vmap, those of the
+    whole batch: the range check covers every example)."""
     C.tensor(op, "input", input)
     if not isinstance(target, Tensor):
         raise TypeError(f"{op}(): argument 'target' must be Tensor, not "
@@ -130,7 +131,7 @@ def _class_target(op, input, target, per_sample):
     if input.ndim not in (1, 2) or 0 in tuple(input.shape)[-1:]:
         raise RuntimeError(f"{op}(): Expected non-empty vector or matrix with optional 0-dim "
                            f"batch size, but got: {list(input.shape)}")
-    return np.asarray(target._data, dtype=np.int64)
+    return C.values(target).astype(np.int64, copy=False)
 
 
 def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None,
@@ -146,7 +147,7 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
     """
     from tensorplay._ops.nn_misc import one_hot
     op = "multi_margin_loss"
-    t = _class_target(op, input, target, False)
+    t = _class_target(op, input, target)
     p = C.number(op, "p", p, integral=True) if not isinstance(p, float) else p
     if p != 1 and p != 2:
         raise ValueError("only p == 1 and p == 2 supported")
@@ -155,7 +156,8 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
     x = input if input.ndim == 2 else input.unsqueeze(0)
     n, c = x.shape
     flat_t = t.reshape(-1)
-    if flat_t.size != n or (input.ndim == 2 and t.ndim != 1):
+    tshape = tuple(target.shape)
+    if math.prod(tshape) != n or (input.ndim == 2 and len(tshape) != 1):
         raise RuntimeError(f"{op}(): multi_margin_loss: target tensor should be 1-D with "
                            f"size equal to the number of input samples (batch size). "
                            f"Expected target size [{n}], but got {list(target.shape)}. "
@@ -163,7 +165,8 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
     if flat_t.size and (flat_t.min() < 0 or flat_t.max() >= c):
         raise RuntimeError(f"{op}(): target out of range (targets must be in [0, {c}), got "
                            f"{int(flat_t.min() if flat_t.min() < 0 else flat_t.max())})")
-    ti = Tensor._wrap(flat_t.copy())
+    ti = target.reshape(-1)
+    ti = ti if ti._data.dtype == np.int64 else ti.long()
     if weight is not None:
         C.tensor(op, "weight", weight)
         if weight.ndim != 1 or weight.shape[0] != c:
@@ -180,7 +183,7 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
         h = h * weight.index_select(0, ti).unsqueeze(1)
     loss = h.sum(1) / c
     if input.ndim == 1:
-        loss = loss.reshape(()) if t.ndim == 0 or red != "none" else loss
+        loss = loss.reshape(()) if len(tshape) == 0 or red != "none" else loss
     return C.reduce(loss, red)
 
 
@@ -195,25 +198,24 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
         is out of range"; entries after the first -1 are checked but not used).
     """
     op = "multilabel_margin_loss"
-    t = _class_target(op, input, target, True)
+    t = _class_target(op, input, target)
     red = C.reduction(op, reduction, size_average, reduce)
-    if t.shape != tuple(input.shape):
-        raise RuntimeError(f"{op}(): inconsistent target size: {list(t.shape)} for input of "
-                           f"size: {list(input.shape)}")
+    if tuple(target.shape) != tuple(input.shape):
+        raise RuntimeError(f"{op}(): inconsistent target size: {list(target.shape)} for "
+                           f"input of size: {list(input.shape)}")
     x = input if input.ndim == 2 else input.unsqueeze(0)
     n, c = x.shape
-    t2 = t.reshape(n, c)
-    if t2.size and (t2.min() < -1 or t2.max() >= c):
+    if t.size and (t.min() < -1 or t.max() >= c):
         raise RuntimeError(f"{op}(): argument #2 'target' is out of range (entries must be "
-                           f"in [-1, {c}), got {int(t2.min() if t2.min() < -1 else t2.max())})")
-    counts = np.zeros((n, c), np.float64)
-    for row in range(n):                    # the targets of each row: up to the first -1
-        stop = np.flatnonzero(t2[row] == -1)
-        np.add.at(counts[row], t2[row, :stop[0] if stop.size else c], 1.0)
-    is_target = (counts > 0).astype(np.float64)
+                           f"in [-1, {c}), got {int(t.min() if t.min() < -1 else t.max())})")
+    from tensorplay._creation import arange
+    t2 = target.reshape(n, c).long()
+    used = (t2 != -1).long().cumprod(-1)            # the entries before the first -1
+    hits = (t2.unsqueeze(-1) == arange(c)).to(x.dtype) * used.unsqueeze(-1).to(x.dtype)
+    counts = hits.sum(1)                            # [n, j]: how often j is a target
+    is_target = (counts > 0).to(x.dtype)
     # m[n, j, i] = count(j) (1 - is_target(i)): the (target j, non-target i) pairs
-    m = Tensor._wrap((counts[:, :, None] * (1.0 - is_target[:, None, :])).astype(
-        x._data.dtype))
+    m = (counts.unsqueeze(2) * (1.0 - is_target.unsqueeze(1))).detach()
     z = (1.0 - x.unsqueeze(2) + x.unsqueeze(1)).clamp_min(0.0)     # [n, j, i]
     loss = (z * m).sum((1, 2)) / c
     if input.ndim == 1:
@@ -366,8 +368,7 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
     else:
         C.tensor(op, "var", var)
         (var,) = C.same_float(op, x, var)
-        from tensorplay._ops._batching import BatchedArray
-        if type(var._data) is not BatchedArray and bool((var._data < 0).any()):
+        if bool((C.values(var) < 0).any()):
             raise ValueError("var has negative entry/entries")
     vs, xs = tuple(var.shape), tuple(x.shape)
     if vs != xs:

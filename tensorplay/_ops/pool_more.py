@@ -71,8 +71,8 @@ def _unpool(op, nd, input, indices, kernel_size, stride, padding, output_size):
     out_sp = _unpool_output_size(op, tuple(input.shape[-nd:]), k, s, p, output_size)
     plane = int(np.prod(out_sp))
     lead = tuple(input.shape[:-nd])
-    idx = indices._data
-    if isinstance(idx, np.ndarray) and idx.size:
+    idx = C.values(indices)
+    if idx.size:
         lo, hi = int(idx.min()), int(idx.max())
         if lo < 0 or hi >= plane:
             bad = lo if lo < 0 else hi
