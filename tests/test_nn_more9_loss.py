@@ -378,3 +378,10 @@ def test_class_target_losses_under_vmap():
     y, i = F.max_pool2d(tp.randn(2, 1, 4, 4), 2, return_indices=True)
     with pytest.raises(RuntimeError, match="invalid max index"):
         vmap(lambda a, j: F.max_unpool2d(a, j, 2))(y, tp.stack([i[0], i[1] * 100]))
+
+
+def test_multilabel_margin_loss_in_blocks_of_rows(monkeypatch):
+    import tensorplay._ops.loss_more as L
+    t = RNG.integers(-1, 4, (5, 4))
+    monkeypatch.setattr(L, "_PAIRS", 40)          # 2 rows of 4 x 4 pairs per block
+    _check("multilabel_margin_loss", [X, t])

@@ -29,6 +29,7 @@ __all__ = ["margin_ranking_loss", "hinge_embedding_loss", "soft_margin_loss",
            "triplet_margin_loss", "triplet_margin_with_distance_loss",
            "cosine_embedding_loss", "poisson_nll_loss", "gaussian_nll_loss"]
 INTERNAL = list(__all__)
+_PAIRS = 1 << 20          # multilabel_margin_loss: (target, non-target) pairs per block
 
 
 def _operands(op, *named, check=None):
@@ -209,15 +210,23 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
         raise RuntimeError(f"{op}(): argument #2 'target' is out of range (entries must be "
                            f"in [-1, {c}), got {int(t.min() if t.min() < -1 else t.max())})")
     from tensorplay._creation import arange
+    from tensorplay._ops.shape_join import cat
     t2 = target.reshape(n, c).long()
     used = (t2 != -1).long().cumprod(-1)            # the entries before the first -1
     hits = (t2.unsqueeze(-1) == arange(c)).to(x.dtype) * used.unsqueeze(-1).to(x.dtype)
     counts = hits.sum(1)                            # [n, j]: how often j is a target
-    is_target = (counts > 0).to(x.dtype)
-    # m[n, j, i] = count(j) (1 - is_target(i)): the (target j, non-target i) pairs
-    m = (counts.unsqueeze(2) * (1.0 - is_target.unsqueeze(1))).detach()
-    z = (1.0 - x.unsqueeze(2) + x.unsqueeze(1)).clamp_min(0.0)     # [n, j, i]
-    loss = (z * m).sum((1, 2)) / c
+    not_target = (counts == 0).to(x.dtype)
+    # the (target j, non-target i) pairs, [n, j, i] = count(j) (1 - is_target(i)) times
+    # max(0, 1 - x_j + x_i), in blocks of rows so that a block holds at most _PAIRS
+    # pairs (memory O(C^2) per block, not O(N C^2))
+    rows = max(1, _PAIRS // (c * c))
+    parts = []
+    for r0 in range(0, n, rows):
+        xs, cs, nt = x[r0:r0 + rows], counts[r0:r0 + rows], not_target[r0:r0 + rows]
+        m = (cs.unsqueeze(2) * nt.unsqueeze(1)).detach()
+        z = (1.0 - xs.unsqueeze(2) + xs.unsqueeze(1)).clamp_min(0.0)     # [n, j, i]
+        parts.append((z * m).sum((1, 2)))
+    loss = (parts[0] if len(parts) == 1 else cat(parts)) / c
     if input.ndim == 1:
         loss = loss.reshape(())
     return C.reduce(loss, red)
