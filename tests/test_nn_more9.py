@@ -322,6 +322,9 @@ def test_threshold_inplace_softmin_and_softshrink_errors():
     assert F.threshold(a, 0.1, 9.0, inplace=True) is a
     TF.threshold(b, 0.1, 9.0, inplace=True)
     np.testing.assert_array_equal(_np(a), b.numpy())
+    a2 = tp.tensor(x)
+    assert F.threshold_(a2, 0.1, 9.0) is a2
+    np.testing.assert_array_equal(_np(a2), b.numpy())
     m = nn.Threshold(0.1, 9.0, inplace=True)
     c = tp.tensor(x)
     assert m(c) is c
@@ -350,9 +353,10 @@ def test_rrelu_eval_against_torch_and_training_is_seeded():
     assert len(np.unique(slope[x < 0])) == (x < 0).sum()        # one draw per element
     g, = tp.autograd.grad(y.sum(), t)
     np.testing.assert_allclose(_np(g), slope, rtol=1e-14)      # the gradient is the slope
-    c = tp.tensor(x)
-    assert F.rrelu(c, inplace=True) is c
+    c, c2 = tp.tensor(x), tp.tensor(x)
+    assert F.rrelu(c, inplace=True) is c and F.rrelu_(c2) is c2
     np.testing.assert_allclose(_np(c), TF.rrelu(torch.tensor(x)).numpy(), rtol=1e-14)
+    np.testing.assert_array_equal(_np(c), _np(c2))
     with pytest.raises(RuntimeError, match="Lower bound"):
         F.rrelu(t, 0.5, 0.1)
 

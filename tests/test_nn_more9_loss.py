@@ -125,7 +125,8 @@ def test_triplet_margin_with_distance_loss():
             for x1, x2 in zip(g, gt):
                 np.testing.assert_allclose(_np(x1), x2.numpy(), rtol=1e-10, atol=1e-12)
     _check(None, [X, Y, Z], ngrad=3, module="TripletMarginWithDistanceLoss")  # pairwise default
-    assert repr(nn.TripletMarginWithDistanceLoss()) == repr(torch.nn.TripletMarginWithDistanceLoss())
+    assert repr(nn.TripletMarginWithDistanceLoss()) == \
+        repr(torch.nn.TripletMarginWithDistanceLoss())
 
 
 def test_cosine_embedding_loss():

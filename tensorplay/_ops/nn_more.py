@@ -20,7 +20,8 @@ from tensorplay._ops import _checks9 as C
 from tensorplay._tensor import Tensor
 
 __all__ = ["glu", "pixel_shuffle", "pixel_unshuffle", "channel_shuffle", "threshold",
-           "rrelu", "hardshrink", "softshrink", "tanhshrink", "softsign", "softmin",
+           "threshold_", "rrelu", "rrelu_", "hardshrink", "softshrink", "tanhshrink",
+           "softsign", "softmin",
            "feature_alpha_dropout", "upsample", "upsample_nearest", "upsample_bilinear",
            "fractional_max_pool2d", "fractional_max_pool3d"]
 # torch has pixel_shuffle, pixel_unshuffle and channel_shuffle as torch.<name> too
@@ -147,6 +148,11 @@ def threshold(input, threshold, value, inplace=False):
     return input.where(input > th, value)
 
 
+def threshold_(input, threshold, value):
+    """``threshold(input, threshold, value, inplace=True)``."""
+    return globals()["threshold"](input, threshold, value, inplace=True)
+
+
 def hardshrink(input, lambd=0.5):
     """``|x| > lambd ? x : 0`` (``torch.nn.functional.hardshrink``)."""
     C.tensor("hardshrink", "input", input)
@@ -219,6 +225,11 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
         noise = Tensor._wrap(np.ones((), dt)).where(input > 0, (lower + upper) / 2)
     noise = noise.detach()
     return input.mul_(noise) if inplace else input * noise
+
+
+def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
+    """``rrelu(input, lower, upper, training, inplace=True)``."""
+    return rrelu(input, lower, upper, training, inplace=True)
 
 
 def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):

@@ -170,13 +170,15 @@ from tensorplay._ops.norm_more import (instance_norm, local_response_norm,  # no
 from tensorplay._ops.nn_more import (channel_shuffle, feature_alpha_dropout,  # noqa: E402,F401
                                      fractional_max_pool2d, fractional_max_pool3d, glu,
                                      hardshrink, pixel_shuffle, pixel_unshuffle, rrelu,
-                                     softmin, softshrink, softsign, tanhshrink, threshold,
-                                     upsample, upsample_bilinear, upsample_nearest)
+                                     rrelu_, softmin, softshrink, softsign, tanhshrink,
+                                     threshold, threshold_, upsample, upsample_bilinear,
+                                     upsample_nearest)
 from tensorplay._ops.pool_more import (lp_pool1d, lp_pool2d, max_unpool1d,  # noqa: E402,F401
                                        max_unpool2d)
 
 __all__ += ["instance_norm", "rms_norm", "local_response_norm", "glu", "pixel_shuffle",
-            "pixel_unshuffle", "channel_shuffle", "threshold", "rrelu", "hardshrink",
+            "pixel_unshuffle", "channel_shuffle", "threshold", "threshold_", "rrelu", "rrelu_",
+            "hardshrink",
             "softshrink", "tanhshrink", "softsign", "softmin", "feature_alpha_dropout",
             "upsample", "upsample_nearest", "upsample_bilinear", "fractional_max_pool2d",
             "fractional_max_pool3d", "max_unpool1d", "max_unpool2d", "lp_pool1d",
