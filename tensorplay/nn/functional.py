@@ -168,3 +168,38 @@ from tensorplay._ops.attention_mha import (_canonical_mask,  # noqa: E402,F401
                                            _none_or_dtype, multi_head_attention_forward)
 
 __all__ += ["scaled_dot_product_attention", "multi_head_attention_forward"]
+# --- layers9 ---
+# more layers and losses (issue 9, second step): tensorplay/_ops/norm_more.py,
+# nn_more.py, pool_more.py, loss_more.py, embedding_bag.py
+from tensorplay._ops.norm_more import (instance_norm, local_response_norm,  # noqa: E402,F401
+                                       rms_norm)
+from tensorplay._ops.nn_more import (channel_shuffle, feature_alpha_dropout,  # noqa: E402,F401
+                                     fractional_max_pool2d, fractional_max_pool3d, glu,
+                                     hardshrink, pixel_shuffle, pixel_unshuffle, rrelu,
+                                     rrelu_, softmin, softshrink, softsign, tanhshrink,
+                                     threshold, threshold_, upsample, upsample_bilinear,
+                                     upsample_nearest)
+from tensorplay._ops.pool_more import (lp_pool1d, lp_pool2d, max_unpool1d,  # noqa: E402,F401
+                                       max_unpool2d)
+
+__all__ += ["instance_norm", "rms_norm", "local_response_norm", "glu", "pixel_shuffle",
+            "pixel_unshuffle", "channel_shuffle", "threshold", "threshold_", "rrelu", "rrelu_",
+            "hardshrink",
+            "softshrink", "tanhshrink", "softsign", "softmin", "feature_alpha_dropout",
+            "upsample", "upsample_nearest", "upsample_bilinear", "fractional_max_pool2d",
+            "fractional_max_pool3d", "max_unpool1d", "max_unpool2d", "lp_pool1d",
+            "lp_pool2d"]
+from tensorplay._ops.loss_more import (cosine_embedding_loss,  # noqa: E402,F401
+                                       gaussian_nll_loss, hinge_embedding_loss,
+                                       margin_ranking_loss, multi_margin_loss,
+                                       multilabel_margin_loss, multilabel_soft_margin_loss,
+                                       poisson_nll_loss, soft_margin_loss,
+                                       triplet_margin_loss, triplet_margin_with_distance_loss)
+
+__all__ += ["margin_ranking_loss", "hinge_embedding_loss", "soft_margin_loss",
+            "multilabel_soft_margin_loss", "multilabel_margin_loss", "multi_margin_loss",
+            "triplet_margin_loss", "triplet_margin_with_distance_loss",
+            "cosine_embedding_loss", "poisson_nll_loss", "gaussian_nll_loss"]
+from tensorplay._ops.embedding_bag import embedding_bag  # noqa: E402,F401
+
+__all__ += ["embedding_bag"]

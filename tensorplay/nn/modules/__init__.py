@@ -35,6 +35,26 @@ from tensorplay.nn.modules.transformer import (Transformer, TransformerDecoder,
                                                TransformerDecoderLayer, TransformerEncoder,
                                                TransformerEncoderLayer)
 
+# --- layers9 ---
+from tensorplay.nn.modules.instancenorm import (InstanceNorm1d, InstanceNorm2d,
+                                                InstanceNorm3d)
+from tensorplay.nn.modules.normalization_more import (BatchNorm3d, CrossMapLRN2d,
+                                                      LocalResponseNorm, RMSNorm,
+                                                      SyncBatchNorm)
+from tensorplay.nn.modules.pixelshuffle import (ChannelShuffle, PixelShuffle,
+                                                PixelUnshuffle)
+from tensorplay.nn.modules.pooling_more import (FractionalMaxPool2d,
+                                                FractionalMaxPool3d, LPPool1d, LPPool2d,
+                                                MaxUnpool1d, MaxUnpool2d)
+from tensorplay.nn.modules.loss_more import (CosineEmbeddingLoss, GaussianNLLLoss,
+                                             HingeEmbeddingLoss, MarginRankingLoss,
+                                             MultiLabelMarginLoss, MultiLabelSoftMarginLoss,
+                                             MultiMarginLoss, PoissonNLLLoss, SoftMarginLoss,
+                                             TripletMarginLoss, TripletMarginWithDistanceLoss)
+from tensorplay.nn.modules.sparse import EmbeddingBag
+from tensorplay.nn.modules.dropout import FeatureAlphaDropout
+from tensorplay.nn.modules.activation_more import RReLU
+
 __all__ = [
     "Module", "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict",
     "Identity", "Linear", "Bilinear", "LazyLinear", "Flatten", "Unflatten",
@@ -58,3 +78,13 @@ __all__ = [
 # --- attn9 ---
 __all__ += ["MultiheadAttention", "Transformer", "TransformerEncoder", "TransformerDecoder",
             "TransformerEncoderLayer", "TransformerDecoderLayer"]
+# --- layers9 ---
+__all__ += [
+    "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "RMSNorm", "LocalResponseNorm",
+    "BatchNorm3d", "CrossMapLRN2d", "SyncBatchNorm", "PixelShuffle", "PixelUnshuffle",
+    "ChannelShuffle", "MaxUnpool1d", "MaxUnpool2d", "LPPool1d", "LPPool2d",
+    "FractionalMaxPool2d", "FractionalMaxPool3d", "MarginRankingLoss", "HingeEmbeddingLoss",
+    "SoftMarginLoss", "MultiLabelSoftMarginLoss", "MultiLabelMarginLoss", "MultiMarginLoss",
+    "TripletMarginLoss", "TripletMarginWithDistanceLoss", "CosineEmbeddingLoss",
+    "PoissonNLLLoss", "GaussianNLLLoss", "EmbeddingBag", "FeatureAlphaDropout", "RReLU",
+]

@@ -2,9 +2,10 @@
 over ``tensorplay.nn.functional`` with PyTorch's constructor arguments, defaults
 and ``repr``.
 
-The few that ``nn.functional`` does not have yet (Softmin, Softsign, Tanhshrink,
-Threshold, Hardshrink, Softshrink, PReLU, GLU, Softmax2d) are compositions of
-public ops here, with the derivative conventions PyTorch uses at the kinks
+PReLU and Softmax2d, which ``nn.functional`` does not have as such, are
+compositions of public ops here (Softmin, Softsign, Tanhshrink, Threshold,
+Hardshrink, Softshrink and GLU call the functional forms, in
+``tensorplay/_ops/nn_more.py``), with the derivative conventions PyTorch uses at the kinks
 (the branch taken by the comparison, e.g. PReLU's ``x > 0``).
 """
 import warnings
@@ -244,7 +245,7 @@ class Softmin(_SoftmaxBase):
     _name = "softmin"
 
     def forward(self, input):
-        return F.softmax(-input, self._dim(input))
+        return F.softmin(input, self._dim(input))
 
 
 class Softmax2d(Module):
@@ -265,14 +266,14 @@ class Softsign(Module):
     """``x / (1 + |x|)``."""
 
     def forward(self, input):
-        return input / (input.abs() + 1)
+        return F.softsign(input)
 
 
 class Tanhshrink(Module):
     """``x - tanh(x)``."""
 
     def forward(self, input):
-        return input - F.tanh(input)
+        return F.tanhshrink(input)
 
 
 class Threshold(Module):
@@ -280,14 +281,10 @@ class Threshold(Module):
 
     def __init__(self, threshold, value, inplace=False):
         super().__init__()
-        if inplace:
-            raise NotImplementedError("Threshold(inplace=True): tensorplay has no in-place "
-                                      "threshold_ yet; use inplace=False")
         self.threshold, self.value, self.inplace = threshold, value, inplace
 
     def forward(self, input):
-        return tensorplay.where(input > self.threshold, input,
-                                tensorplay.full_like(input, self.value))
+        return F.threshold(input, self.threshold, self.value, self.inplace)
 
     def extra_repr(self):
         return f"threshold={self.threshold}, value={self.value}{_inplace_str(self.inplace)}"
@@ -301,7 +298,7 @@ class Hardshrink(Module):
         self.lambd = lambd
 
     def forward(self, input):
-        return tensorplay.where(input.abs() > self.lambd, input, input * 0)
+        return F.hardshrink(input, self.lambd)
 
     def extra_repr(self):
         return f"{self.lambd}"
@@ -322,10 +319,7 @@ class Softshrink(Module):
         self.lambd = lambd
 
     def forward(self, input):
-        zero = input * 0
-        return tensorplay.where(input > self.lambd, input - self.lambd,
-                                tensorplay.where(input < -self.lambd, input + self.lambd,
-                                                 zero))
+        return F.softshrink(input, self.lambd)
 
     def extra_repr(self):
         return str(self.lambd)
@@ -386,12 +380,7 @@ class GLU(Module):
         self.dim = dim
 
     def forward(self, input):
-        if input.ndim == 0 or input.shape[self.dim] % 2:
-            raise RuntimeError(f"glu: Halving dimension must be even, but dimension "
-                               f"{self.dim} is size "
-                               f"{input.shape[self.dim] if input.ndim else 1}")
-        a, b = input.chunk(2, self.dim)
-        return a * F.sigmoid(b)
+        return F.glu(input, self.dim)
 
     def extra_repr(self):
         return f"dim={self.dim}"

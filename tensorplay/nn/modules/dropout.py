@@ -50,3 +50,15 @@ class AlphaDropout(_DropoutNd):
 
     def forward(self, input):
         return F.alpha_dropout(input, self.p, self.training)
+
+
+# --- layers9 ---
+class FeatureAlphaDropout(_DropoutNd):
+    """Alpha dropout of whole channels of (N, C, *) input, in training mode
+    (``torch.nn.FeatureAlphaDropout``; see ``F.feature_alpha_dropout``)."""
+
+    def forward(self, input):
+        return F.feature_alpha_dropout(input, self.p, self.training)
+
+
+__all__ += ["FeatureAlphaDropout"]

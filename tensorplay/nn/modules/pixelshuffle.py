@@ -1,0 +1,50 @@
+"""``PixelShuffle``, ``PixelUnshuffle`` and ``ChannelShuffle`` (PyTorch's
+``torch.nn.modules.pixelshuffle`` and ``channelshuffle``), over the functional
+reshapes of the same names."""
+from tensorplay.nn import functional as F
+from tensorplay.nn.modules.module import Module
+
+__all__ = ["PixelShuffle", "PixelUnshuffle", "ChannelShuffle"]
+
+
+class PixelShuffle(Module):
+    """``(*, C r^2, H, W) -> (*, C, H r, W r)`` (``torch.nn.PixelShuffle``); errors as
+    ``F.pixel_shuffle``."""
+
+    def __init__(self, upscale_factor):
+        super().__init__()
+        self.upscale_factor = upscale_factor
+
+    def forward(self, input):
+        return F.pixel_shuffle(input, self.upscale_factor)
+
+    def extra_repr(self):
+        return f"upscale_factor={self.upscale_factor}"
+
+
+class PixelUnshuffle(Module):
+    """``(*, C, H r, W r) -> (*, C r^2, H, W)`` (``torch.nn.PixelUnshuffle``)."""
+
+    def __init__(self, downscale_factor):
+        super().__init__()
+        self.downscale_factor = downscale_factor
+
+    def forward(self, input):
+        return F.pixel_unshuffle(input, self.downscale_factor)
+
+    def extra_repr(self):
+        return f"downscale_factor={self.downscale_factor}"
+
+
+class ChannelShuffle(Module):
+    """Shuffle (N, C, *) channels in ``groups`` (``torch.nn.ChannelShuffle``)."""
+
+    def __init__(self, groups):
+        super().__init__()
+        self.groups = groups
+
+    def forward(self, input):
+        return F.channel_shuffle(input, self.groups)
+
+    def extra_repr(self):
+        return f"groups={self.groups}"
