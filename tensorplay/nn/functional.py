@@ -22,6 +22,11 @@ from tensorplay._ops.nn import cross_entropy, nll_loss  # noqa: F401
 # (``tensorplay._ops.clamp`` is also the name of the function clamp there)
 _clamp = importlib.import_module("tensorplay._ops.clamp")
 
+# names torch.nn.functional has and this module lacks (at lookup time) raise
+# "torch.nn.functional.X exists in PyTorch; tensorplay does not implement it yet"
+from tensorplay._torch_names_nn import module_getattr as _module_getattr  # noqa: E402
+__getattr__ = _module_getattr(__name__)
+
 __all__ = ["relu", "sigmoid", "tanh", "log_softmax", "softmax", "nll_loss", "cross_entropy",
            "softplus", "silu", "gelu", "leaky_relu", "elu", "selu", "celu", "relu6",
            "hardtanh", "hardsigmoid", "hardswish", "mish", "logsigmoid", "softmin"]
