@@ -234,3 +234,83 @@ def test_rnn_on_an_empty_sequence_raises_like_torch(name, shape, batch_first):
     # an empty batch is fine in both
     out, _ = getattr(tp.nn, name)(3, 4)(tp.zeros(5, 0, 3))
     assert tuple(out.shape) == (5, 0, 4)
+
+
+# ---------------------------------------------------------------- 5. foreign arrays
+@pytest.mark.parametrize("tdt,want", [(torch.float32, tp.float32), (torch.float64, tp.float64),
+                                      (torch.int64, tp.int64), (torch.int32, tp.int32),
+                                      (torch.bool, tp.bool)])
+def test_tensor_of_a_torch_tensor_keeps_its_dtype(tdt, want):
+    src = torch.arange(6).reshape(2, 3).to(tdt)
+    t = tp.tensor(src)
+    assert t.dtype == want and tuple(t.shape) == (2, 3)
+    np.testing.assert_array_equal(t.numpy(), src.numpy())
+    src.view(-1)[0] = 1                                   # tensor() copies
+    assert t.numpy().reshape(-1)[0] == 0
+    a = tp.as_tensor(src)                                 # as_tensor shares (DLPack)
+    src.view(-1)[1] = 0
+    assert a.numpy().reshape(-1)[1] == 0
+    assert tp.tensor(src, dtype=tp.float64).dtype == tp.float64
+
+
+def test_tensor_of_foreign_objects():
+    g = torch.tensor([1.5, 2.5], requires_grad=True)      # values only, as for tp Tensors
+    t = tp.tensor(g, requires_grad=True)
+    assert t.requires_grad and t.is_leaf
+    np.testing.assert_array_equal(t.detach().numpy(), [1.5, 2.5])
+    np.testing.assert_array_equal(tp.tensor(torch.arange(8.)[::2]).numpy(), [0, 2, 4, 6])
+    assert tp.tensor(torch.tensor(2.5)).shape == ()
+
+    class OnlyArray:
+        def __array__(self, dtype=None, copy=None):
+            return np.array([[1, 2]], dtype=np.int32)
+    assert tp.tensor(OnlyArray()).dtype == tp.int32
+    with pytest.raises(TypeError, match=r"tensor\(\).*float16"):
+        tp.tensor(torch.ones(2, dtype=torch.float16))
+    with pytest.raises(TypeError, match=r"tensor\(\).*torch.Tensor"):
+        tp.tensor(torch.ones(2, dtype=torch.bfloat16))
+    with pytest.raises(TypeError, match=r"a list holding torch.Tensor"):
+        tp.tensor([torch.ones(1), torch.ones(1)])
+    with pytest.raises(TypeError, match=r"__array__ or __dlpack__"):
+        tp.as_tensor(object())
+    with pytest.raises(TypeError, match=r"from_numpy\(\): expected an np.ndarray, got "
+                                        r"torch.Tensor; .*as_tensor"):
+        tp.from_numpy(torch.ones(2))
+    with pytest.raises(TypeError, match=r"from_numpy\(\): expected an np.ndarray, got list$"):
+        tp.from_numpy([1.0])
+
+
+# ---------------------------------------------------------------- 6. nn name hints
+def _nn_modules():
+    import torch.nn.init  # noqa: F401
+    return [(tp.nn, torch.nn), (tp.nn.functional, torch.nn.functional),
+            (tp.nn.init, torch.nn.init), (tp.nn.utils, torch.nn.utils)]
+
+
+def test_nn_hint_tables_are_torch_names():
+    from tensorplay import _torch_names_nn as names
+    for table, (_, tmod) in zip((names.NN, names.FUNCTIONAL, names.INIT, names.UTILS),
+                                _nn_modules()):
+        assert table and table <= set(dir(tmod)), sorted(table - set(dir(tmod)))
+
+
+def test_nn_missing_names_say_pytorch_has_them():
+    from tensorplay import _torch_names_nn as names
+    tables = (names.NN, names.FUNCTIONAL, names.INIT, names.UTILS)
+    hinted = 0
+    for table, (mod, tmod) in zip(tables, _nn_modules()):
+        for name in sorted(table):
+            try:
+                getattr(mod, name)                     # present now: no hint to give
+            except AttributeError as e:
+                hinted += 1
+                assert str(e).endswith(f"{tmod.__name__}.{name} exists in PyTorch; "
+                                       f"tensorplay does not implement it yet"), str(e)
+        with pytest.raises(AttributeError) as e:
+            getattr(mod, "surely_not_a_torch_name")
+        assert "PyTorch" not in str(e.value)
+    assert hinted > 10
+    with pytest.raises(AttributeError, match="torch.nn.functional.ctc_loss exists in PyTorch"):
+        F.ctc_loss        # noqa: B018
+    assert tp.nn.utils.rnn.__name__ == "tensorplay.nn.utils.rnn"     # submodules import
+    assert not hasattr(tp.nn.functional, "__wrapped__")
