@@ -111,8 +111,13 @@ def _infer_dtype(data, op):
         elif isinstance(x, float):
             leaf = _dtype.get_default_dtype()
         else:
+            if depth and (hasattr(x, "__dlpack__") or hasattr(x, "__array__")):
+                raise TypeError(f"{op}(): a list holding {_qualname(x)} objects (another "
+                                f"library's arrays) is not supported; pass the array itself "
+                                f"(stack them first) or convert each with tensor()")
             raise TypeError(f"{op}(): could not infer dtype of {type(x).__name__}; expected "
-                            f"numbers, Tensors, nested lists of them, or an ndarray")
+                            f"numbers, Tensors, nested lists of them, an ndarray, or an "
+                            f"object with __array__ or __dlpack__ (e.g. a torch tensor)")
         d = leaf if d is None else _dtype.promote_types(d, leaf)
     return _dtype.get_default_dtype() if d is None else d
 
@@ -149,6 +154,47 @@ def _has_tensor(data, op="tensor", depth=0):
     return False
 
 
+def _qualname(x):
+    """``torch.Tensor`` rather than ``Tensor`` for another library's type."""
+    t = type(x)
+    mod = t.__module__.split(".")[0]
+    return t.__name__ if mod == "builtins" else f"{mod}.{t.__name__}"
+
+
+_PLAIN = frozenset((list, tuple, float, int, builtins.bool))   # the hot path skips the probe
+
+
+def _foreign_array(data, op, copy):
+    """``data`` as an ndarray when it is another library's array: an object with
+    ``__dlpack__`` (read with ``np.from_dlpack``, sharing memory on the CPU) or
+    ``__array__`` (``np.asarray``); None otherwise.  A torch tensor that requires
+    grad is read through ``detach()`` (only values are taken, as for tensorplay
+    Tensors).  numpy scalars, ndarray subclasses and Python numbers are not
+    foreign."""
+    if isinstance(data, (np.generic, np.ndarray)) or not (
+            hasattr(data, "__dlpack__") or hasattr(data, "__array__")):
+        return None
+    src = data
+    if getattr(src, "requires_grad", False) and callable(getattr(src, "detach", None)):
+        src = src.detach()
+    if hasattr(src, "__dlpack__"):
+        try:
+            return np.from_dlpack(src)
+        except (BufferError, RuntimeError, TypeError, ValueError) as e:
+            if not hasattr(src, "__array__"):
+                raise TypeError(f"{op}(): could not read {_qualname(data)} through "
+                                f"DLPack: {e}") from None
+    try:
+        arr = np.asarray(src)
+    except Exception as e:      # the object's own __array__ failed
+        raise TypeError(f"{op}(): could not read {_qualname(data)} through "
+                        f"__array__: {e}") from None
+    if not isinstance(arr, np.ndarray) or arr.dtype == object:
+        raise TypeError(f"{op}(): {_qualname(data)}.__array__ did not give a numeric "
+                        f"ndarray (got {type(arr).__name__} of dtype {arr.dtype})")
+    return arr
+
+
 def _to_array(data, dtype, op, copy):
     """The storage for ``tensor``/``as_tensor``: a copy (``copy``), or ``data``'s own
     memory when the dtype allows; ndarrays pass ``_dtype.check_ndarray`` first."""
@@ -160,6 +206,10 @@ def _to_array(data, dtype, op, copy):
         arr = _dtype.check_ndarray(data, op, share=not copy and data.dtype.isnative)
         d = _dtype.as_dtype(dtype, op) if dtype is not None else \
             _dtype.from_numpy_dtype(arr.dtype, op)
+    elif type(data) not in _PLAIN and (arr := _foreign_array(data, op, copy)) is not None:
+        # another library's array (a torch tensor, a CuPy/JAX CPU array, ...): its
+        # values through DLPack or __array__, then as an ndarray
+        return _to_array(arr, dtype, op, copy)
     else:
         if dtype is not None:
             d = _dtype.as_dtype(dtype, op)
@@ -207,8 +257,10 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False):
     """A new tensor holding a copy of ``data``.
 
     Args:
-        data: a number, a (nested) list/tuple of numbers and Tensors, an ndarray or
-            a Tensor.  In a list, a one-element Tensor counts as its number (any
+        data: a number, a (nested) list/tuple of numbers and Tensors, an ndarray,
+            a Tensor, or another library's array -- any object with ``__dlpack__``
+            or ``__array__``, e.g. a torch tensor, copied in with its dtype (a
+            dtype tensorplay lacks, such as float16, raises TypeError).  In a list, a one-element Tensor counts as its number (any
             dims, as PyTorch) and larger same-shaped Tensors are stacked (PyTorch
             refuses them); only the values are taken, never the history.
         dtype (dtype, optional): default: inferred, as PyTorch does -- the
@@ -236,7 +288,10 @@ def as_tensor(data, dtype=None, device=None):
     """Like ``tensor`` but shares memory with an ndarray or Tensor when the dtype allows.
 
     ndarrays are normalised as ``from_numpy`` describes, except that a non-native
-    byte order is converted (a copy) rather than refused.
+    byte order is converted (a copy) rather than refused.  Another library's CPU
+    array with ``__dlpack__`` (a torch tensor) shares its memory when the dtype
+    allows (``np.from_dlpack``); one with only ``__array__`` shares what
+    ``np.asarray`` shares.
 
     Raises:
         TypeError: unsupported element types or dtypes.
@@ -264,7 +319,13 @@ def from_numpy(ndarray):
         ValueError: a non-native byte order (memory can't be shared), as PyTorch.
     """
     if not isinstance(ndarray, np.ndarray):
-        raise TypeError(f"from_numpy(): expected an np.ndarray, got {type(ndarray).__name__}")
+        hint = ""
+        if hasattr(ndarray, "__dlpack__") or hasattr(ndarray, "__array__"):
+            hint = (f"; for a {_qualname(ndarray)} (another library's array) use "
+                    f"tensorplay.as_tensor(x) (shares memory through DLPack) or "
+                    f"tensorplay.tensor(x) (a copy)")
+        raise TypeError(f"from_numpy(): expected an np.ndarray, got "
+                        f"{_qualname(ndarray)}{hint}")
     arr = _dtype.check_ndarray(ndarray, "from_numpy", share=True)
     _dtype.from_numpy_dtype(arr.dtype, "from_numpy")
     return _finish(arr, False, "from_numpy")

@@ -144,6 +144,14 @@ def _conv(op, nd, input, weight, bias, stride, padding, dilation, groups):
     return out.squeeze(0) if unbatched else out
 
 
+def _positive_kernel(op, ks):
+    """PyTorch: "kernel size should be greater than zero" (a weight with an empty
+    spatial dim would otherwise give a silent all-bias output)."""
+    if any(k <= 0 for k in ks):
+        raise RuntimeError(f"{op}(): kernel size should be greater than zero, but got a "
+                           f"weight with kernel size {list(ks)}")
+
+
 def _conv_geometry(op, nd, xs, ws, stride, padding, dilation, groups):
     """Check the geometry arguments against the (batched) shapes and return the
     2-D primitive's params (exact padding, see conv.py)."""
@@ -155,6 +163,7 @@ def _conv_geometry(op, nd, xs, ws, stride, padding, dilation, groups):
     if groups <= 0:
         raise RuntimeError(f"{op}(): non-positive groups is not supported, got groups={groups}")
     ks = ws[2:]
+    _positive_kernel(op, ks)
     if isinstance(padding, str):
         if padding == "valid":
             pads = [(0, 0)] * nd
@@ -255,6 +264,7 @@ def _conv_t(op, nd, input, weight, bias, stride, padding, output_padding, groups
                                f"or dilation, but got output_padding={list(opad)}, "
                                f"stride={list(stride)}, dilation={list(dilation)}")
     ws, xs = w._data.shape, x._data.shape
+    _positive_kernel(op, ws[2:])
     if ws[0] % groups:
         raise RuntimeError(f"{op}(): given groups={groups}, expected weight to be divisible "
                            f"by {groups} at dimension 0, but got weight of size {list(ws)} "

@@ -194,10 +194,50 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
             (x >= 0).all() and (x <= 1).all()):
         raise RuntimeError("binary_cross_entropy(): all elements of input should be "
                            "between 0 and 1")
-    log_x = input.log().clamp_min(-100.0)
-    log_1mx = (1.0 - input).log().clamp_min(-100.0)
-    loss = -(target * (log_x - log_1mx) + log_1mx)
-    return _reduce(_weighted(loss, weight, "binary_cross_entropy"), reduction)
+    return _reduce(_weighted(_bce_elementwise(input, target), weight,
+                             "binary_cross_entropy"), reduction)
+
+
+def _bce_terms(x, t):
+    log_x = x.log().clamp_min(-100.0)
+    log_1mx = (1.0 - x).log().clamp_min(-100.0)
+    return -(t * (log_x - log_1mx) + log_1mx)
+
+
+# PyTorch's EPSILON of the BCE backward: 1e-12 rounded to float32 (9.99999996e-13),
+# in float64 too (its kernel holds it in a float)
+_BCE_EPS = float(np.float32(1e-12))
+
+
+def _bce_elementwise(x, t):
+    """The unreduced BCE with PyTorch's input gradient at the edges.
+
+    Where ``x (1 - x) >= 1e-12`` this is the composition of clamped logs (its
+    gradient is ``(x - t) / (x (1 - x))``, every order).  Elsewhere (``x`` exactly 0
+    or 1, or within 1e-12 of them) PyTorch's backward does not differentiate its
+    forward: it uses ``(x - t) / max(x (1 - x), 1e-12)``.  Those entries get that
+    first derivative through a detached surrogate (zero in value), and their
+    higher input derivatives are 0 (PyTorch's are ``~1/eps^2``).  The target's
+    gradient there is the clamped ``log(1 - x) - log(x)`` (+-100 at exactly 0 or
+    1; PyTorch's ``-logit(x)`` is infinite, which a zero-valued composition cannot
+    carry: ``0 * inf`` is nan).
+    """
+    from tensorplay._ops.elementwise import where
+    from tensorplay.autograd.grad_mode import no_grad
+    with no_grad():
+        prod = x * (1.0 - x)
+        edge = prod < _BCE_EPS
+        from tensorplay._ops._batching import BatchedArray
+        # under vmap the values cannot be read: take the general path
+        any_edge = type(edge._data) is BatchedArray or bool(edge.any())
+        if any_edge:
+            d_x = (x - t) / prod.clamp_min(_BCE_EPS)
+    if not any_edge:
+        return _bce_terms(x, t)
+    x0 = x.detach()
+    inner = _bce_terms(where(edge, 0.5, x), t)       # finite; where cuts its gradient
+    outer = _bce_terms(x0, t) + (x - x0) * d_x
+    return where(edge, outer, inner)
 
 
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None,
@@ -239,6 +279,10 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean",
     ``target * (log(target) - input)`` (``xlogy``: 0 where target is 0), or
     ``exp(target) * (target - input)`` with ``log_target=True``.
 
+    The gradient with respect to a target entry that is 0 is nan with
+    ``log_target=False``, as PyTorch 2.13's (``d/dt t log t`` at 0), and finite
+    with ``log_target=True``.
+
     ``reduction='batchmean'`` is the sum divided by ``input.size(0)`` (the
     mathematical KL divergence); ``'mean'`` divides by the number of elements
     (PyTorch keeps it, with a warning, for backward compatibility).
@@ -263,10 +307,25 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean",
     else:
         from tensorplay._ops.binary import xlogy
         loss = xlogy(target, target) - target * input
+        if target.requires_grad:
+            loss = loss + _nan_grad_at_zeros(target)
     if reduction == "batchmean":
         total = loss.sum()
         return total / input.shape[0] if input.ndim else total
     return _reduce(loss, reduction)
+
+
+def _nan_grad_at_zeros(t):
+    """A term that is exactly 0 and whose gradient is nan where ``t == 0``.
+
+    PyTorch's ``kl_div`` target gradient is ``log(t) + 1 - input``, nan at ``t = 0``
+    (its xlogy's VJP for ``other`` is ``g t / t``); tensorplay's kernels are
+    strong-zero (a zero cotangent or factor gives 0, never nan), so the nan is
+    made explicitly: ``sqrt(z) - sqrt(z)`` at ``z = 0`` has gradient ``inf - inf``.
+    """
+    from tensorplay._ops.elementwise import where
+    z = where(t == 0, t - t.detach(), 0.0)
+    return z.sqrt() - z.sqrt()
 
 
 def _dim(dim, ndim, op):

@@ -255,7 +255,8 @@ def _float_arg(v, op, arg):
 
 def _affine_arg(t, shape, like, op, arg, fill):
     """weight/bias as a Tensor of ``shape`` and the dtype of ``like`` (a constant
-    ``fill`` when None)."""
+    ``fill`` when None); another float dtype raises RuntimeError, as PyTorch 2.13's
+    "mixed dtype (CPU)" (a float32 module given float64 input, or the reverse)."""
     dtype = like._data.dtype
     if t is None:
         return Tensor._wrap(np.full(shape, fill, dtype))
@@ -264,7 +265,15 @@ def _affine_arg(t, shape, like, op, arg, fill):
     if tuple(t._data.shape) != tuple(shape):
         raise RuntimeError(f"{op}(): expected {arg} of shape {list(shape)}, got "
                            f"{list(t._data.shape)}")
-    return t if t._data.dtype == dtype else t.to(like.dtype)
+    if t._data.dtype != dtype:
+        _mixed(op, arg, like, t)
+    return t
+
+
+def _mixed(op, arg, like, t):
+    raise RuntimeError(f"{op}(): mixed dtype: expected {arg} to have the input's dtype "
+                       f"{like.dtype}, got {t.dtype} (convert the input with .to({t.dtype}) "
+                       f"or the module with .to({like.dtype}))")
 
 
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
@@ -285,11 +294,14 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         training (bool): default False (as ``F.batch_norm``).
         momentum (float): default 0.1.  eps (float): default 1e-5.
 
+    An empty input (N = 0 or an empty spatial dim) gives an empty output in
+    training too and leaves the running statistics unchanged (PyTorch 2.13).
+
     Raises:
         ValueError: training with one value per channel (PyTorch's "Expected more
         than 1 value per channel when training").  RuntimeError: fewer than 2 dims,
-        buffers or parameters not of shape (C,), eval without running statistics,
-        integer input.
+        buffers or parameters not of shape (C,) or not of the input's dtype
+        (PyTorch's "mixed dtype"), eval without running statistics, integer input.
     """
     input = _check_bn(input)
     if input.ndim < 2:      # PyTorch: IndexError for the missing channel dim
@@ -304,19 +316,23 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         if r is not None and (not isinstance(r, Tensor) or tuple(r.shape) != (c,)):
             raise RuntimeError(f"batch_norm(): {name} should contain {c} elements not "
                                f"{r.numel() if isinstance(r, Tensor) else type(r).__name__}")
+        if r is not None and r._data.dtype != dt:
+            _mixed("batch_norm", name, input, r)
     w = _affine_arg(weight, (c,), input, "batch_norm", "weight", 1.0)
     b = _affine_arg(bias, (c,), input, "batch_norm", "bias", 0.0)
     if not training:
         if running_mean is None or running_var is None:
             raise RuntimeError("batch_norm(): running_mean and running_var must be "
                                "defined in evaluation mode (training=False)")
-        rm = running_mean if running_mean._data.dtype == dt else running_mean.to(input.dtype)
-        rv = running_var if running_var._data.dtype == dt else running_var.to(input.dtype)
-        scale = w * (rv + eps).rsqrt()
-        shift = b - rm * scale
+        scale = w * (running_var + eps).rsqrt()
+        shift = b - running_mean * scale
         return input * _cview(scale, input) + _cview(shift, input)
     n, _, k = _nck(tuple(input.shape))
-    if n * k <= 1:
+    if n * k == 0:
+        # PyTorch 2.13: an empty output, running statistics left as they are;
+        # the affine parameters get zero gradients (sums over nothing)
+        return input * _cview(w, input) + _cview(b, input)
+    if n * k == 1:
         raise ValueError(f"batch_norm(): Expected more than 1 value per channel when "
                          f"training, got input size {list(input.shape)}")
     momentum = None if momentum is None else _float_arg(momentum, "batch_norm", "momentum")

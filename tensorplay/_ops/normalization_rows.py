@@ -238,7 +238,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     Raises:
         RuntimeError: an input whose trailing shape differs (PyTorch's "Given
         normalized_shape=..., expected input with shape [*, ...]"), weight or bias
-        of another shape, integer input.
+        of another shape or dtype (PyTorch's "mixed dtype"), integer input.
     """
     input = _check_ln(input)
     if isinstance(normalized_shape, (int, np.integer)) and not isinstance(
@@ -272,7 +272,8 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
 
     Raises:
         RuntimeError: C not divisible by num_groups (PyTorch's message), fewer
-        than 2 dims, weight or bias not (C,), integer input.
+        than 2 dims, weight or bias not (C,) or not of the input's dtype,
+        integer input.
     """
     input = _check_gn(input)
     if isinstance(num_groups, bool) or not isinstance(num_groups, (int, np.integer)):

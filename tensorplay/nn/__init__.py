@@ -14,5 +14,9 @@ from tensorplay.nn.parameter import Buffer, Parameter  # noqa: F401
 from tensorplay.nn.modules import *  # noqa: F401,F403
 from tensorplay.nn.modules import __all__ as _modules_all
 from tensorplay.nn import utils  # noqa: F401
+from tensorplay._torch_names_nn import module_getattr as _module_getattr
+
+# names torch.nn has and tensorplay.nn lacks: "torch.nn.X exists in PyTorch; ..."
+__getattr__ = _module_getattr(__name__)
 
 __all__ = ["functional", "init", "utils", "Parameter", "Buffer"] + list(_modules_all)

@@ -9,20 +9,27 @@ The functions' own docstrings (in ``tensorplay._ops.activation`` and ``clamp``)
 give the formulas, dtypes, errors and the derivative conventions at kinks.
 """
 import importlib
+import warnings
 
 import tensorplay
 from tensorplay._ops import activation as _act
 from tensorplay._ops import elementwise as _ew
 from tensorplay._ops.activation import gelu, logsigmoid, softplus  # noqa: F401
 from tensorplay._ops.elementwise import sigmoid, tanh  # noqa: F401
-from tensorplay._ops.nn import cross_entropy, log_softmax, nll_loss, softmax  # noqa: F401
+from tensorplay._ops import nn as _nn
+from tensorplay._ops.nn import cross_entropy, nll_loss  # noqa: F401
 
 # (``tensorplay._ops.clamp`` is also the name of the function clamp there)
 _clamp = importlib.import_module("tensorplay._ops.clamp")
 
+# names torch.nn.functional has and this module lacks (at lookup time) raise
+# "torch.nn.functional.X exists in PyTorch; tensorplay does not implement it yet"
+from tensorplay._torch_names_nn import module_getattr as _module_getattr  # noqa: E402
+__getattr__ = _module_getattr(__name__)
+
 __all__ = ["relu", "sigmoid", "tanh", "log_softmax", "softmax", "nll_loss", "cross_entropy",
            "softplus", "silu", "gelu", "leaky_relu", "elu", "selu", "celu", "relu6",
-           "hardtanh", "hardsigmoid", "hardswish", "mish", "logsigmoid"]
+           "hardtanh", "hardsigmoid", "hardswish", "mish", "logsigmoid", "softmin"]
 
 
 def _in_place(name, input, args, method=None):
@@ -127,6 +134,46 @@ def mish(input, inplace=False):
     if _flag("mish", inplace):
         return _in_place("mish", input, ())
     return _act.mish(input)
+
+
+def _implicit_dim(name, input, dim, stacklevel):
+    """PyTorch's ``_get_softmax_dim``: with ``dim=None``, warn (UserWarning, implicit
+    dim deprecated) and pick 0 for 0-, 1- and 3-D input, else 1."""
+    if dim is not None:
+        return dim
+    warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the "
+                  f"call to include dim=X as an argument.", UserWarning,
+                  stacklevel=stacklevel)
+    nd = input.ndim if isinstance(input, tensorplay.Tensor) else 1
+    return 0 if nd in (0, 1, 3) else 1
+
+
+def softmax(input, dim=None, _stacklevel=3, dtype=None):
+    """Probabilities along ``dim`` (``tensorplay._ops.nn.softmax``).  ``dim=None``
+    is PyTorch's deprecated implicit choice: a UserWarning, then dim 0 for 0-, 1- and
+    3-D input, else 1."""
+    return _nn.softmax(input, _implicit_dim("softmax", input, dim, _stacklevel), dtype)
+
+
+def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
+    """``log(softmax(input, dim))`` computed stably (``tensorplay._ops.nn.log_softmax``);
+    ``dim=None`` as in ``softmax``."""
+    return _nn.log_softmax(input, _implicit_dim("log_softmax", input, dim, _stacklevel),
+                           dtype)
+
+
+def softmin(input, dim=None, _stacklevel=3, dtype=None):
+    """``softmax(-input, dim)``; ``dim=None`` as in ``softmax``.
+
+    Raises:
+        as ``softmax``, and TypeError for a non-Tensor input."""
+    if not isinstance(input, tensorplay.Tensor):
+        raise TypeError(f"softmin(): argument 'input' must be Tensor, not "
+                        f"{type(input).__name__}")
+    d = _implicit_dim("softmin", input, dim, _stacklevel)
+    if dtype is not None:
+        input = input.to(dtype)
+    return _nn.softmax(-input, d)
 
 
 # ---- convolutions (issue 9): tensorplay/_ops/conv_api.py

@@ -16,6 +16,10 @@ import numpy as np
 
 from tensorplay._tensor import Tensor
 from tensorplay.autograd.grad_mode import no_grad
+from tensorplay._torch_names_nn import module_getattr as _module_getattr
+
+# names torch.nn.init has and this module lacks: the PyTorch hint (PEP 562)
+__getattr__ = _module_getattr(__name__)
 
 __all__ = ["calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_", "ones_",
            "zeros_", "eye_", "dirac_", "xavier_uniform_", "xavier_normal_", "kaiming_uniform_",

@@ -90,6 +90,10 @@ def _row_shapes(draw):
     return [(_side(draw, 1, 3), _side(draw, 2, 4))]
 
 
+def _stats_like(kw, x):
+    return {k: v.to(x.dtype) for k, v in kw.items()}
+
+
 SPECS = [
     OpSpec("batch_norm", lambda x, w=None, b=None: F.batch_norm(x, None, None, w, b, True),
            _bn_ref,
@@ -101,7 +105,9 @@ SPECS = [
                      base=lambda ts, kw: [ts[0], None, None, None, None, True]),
            torch=lambda T, x, w=None, b=None: T.nn.functional.batch_norm(x, None, None, w, b,
                                                                           True)),
-    OpSpec("mul", lambda x, w=None, b=None, **kw: F.batch_norm(x, weight=w, bias=b, **kw),
+    # (the running statistics in the input's dtype: mixed dtypes raise, as torch's)
+    OpSpec("mul", lambda x, w=None, b=None, **kw: F.batch_norm(x, weight=w, bias=b,
+                                                               **_stats_like(kw, x)),
            lambda x, w=None, b=None, running_mean=None, running_var=None: _bn_eval_ref(
                x, np.ones(3) if w is None else w, np.zeros(3) if b is None else b,
                running_mean, running_var),
@@ -111,7 +117,8 @@ SPECS = [
            fuzz=Fuzz("batch_norm", special=False,
                      shapes=lambda draw: [(_side(draw, 1, 4), 3)],
                      kwargs=lambda draw, arrays: {"running_mean": RM3, "running_var": RV3},
-                     base=lambda ts, kw: [ts[0], kw["running_mean"], kw["running_var"]]),
+                     base=lambda ts, kw: [ts[0], kw["running_mean"].to(ts[0].dtype),
+                                          kw["running_var"].to(ts[0].dtype)]),
            torch=lambda T, x, w=None, b=None, **kw: T.nn.functional.batch_norm(
                x, weight=w, bias=b, **kw)),
     OpSpec("batch_norm_backward", batch_norm_backward, _bnb_ref,

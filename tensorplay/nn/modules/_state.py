@@ -1,6 +1,6 @@
 """The half of ``nn.Module`` that deals with state and calls: ``state_dict`` /
 ``load_state_dict``, dtype conversion (``to``, ``double``, ``float``, ``_apply``)
-and forward hooks.  Mixed into ``Module`` (module.py).
+and forward-hook registration (the hooked call: _hooks.py).  Mixed into ``Module`` (module.py).
 
 ``load_state_dict`` checks everything before it writes anything: a strict load
 with a missing or unexpected key, or any size mismatch, raises PyTorch's
@@ -341,44 +341,6 @@ class StateMixin:
         handle = RemovableHandle(self._load_state_dict_post_hooks)
         self._load_state_dict_post_hooks[handle.id] = hook
         return handle
-
-    def _call_with_hooks(self, args, kwargs):
-        for hook_id, hook in list(self._forward_pre_hooks.items()):
-            if hook_id in self._forward_pre_hooks_with_kwargs:
-                result = hook(self, args, kwargs)
-                if result is not None:
-                    if isinstance(result, tuple) and len(result) == 2:
-                        args, kwargs = result
-                    else:
-                        raise RuntimeError(f"forward pre-hook must return None or a tuple "
-                                           f"of (new_args, new_kwargs), but got {result}.")
-            else:
-                result = hook(self, args)
-                if result is not None:
-                    args = result if isinstance(result, tuple) else (result,)
-        called = set()
-        try:
-            result = self.forward(*args, **kwargs)
-            for hook_id, hook in list(self._forward_hooks.items()):
-                called.add(hook_id)
-                if hook_id in self._forward_hooks_with_kwargs:
-                    hook_result = hook(self, args, kwargs, result)
-                else:
-                    hook_result = hook(self, args, result)
-                if hook_result is not None:
-                    result = hook_result
-        except Exception:
-            for hook_id, hook in list(self._forward_hooks.items()):
-                if hook_id in self._forward_hooks_always_called and hook_id not in called:
-                    try:
-                        if hook_id in self._forward_hooks_with_kwargs:
-                            hook(self, args, kwargs, None)
-                        else:
-                            hook(self, args, None)
-                    except Exception:
-                        pass
-            raise
-        return result
 
 
 def _as_tensor(value):

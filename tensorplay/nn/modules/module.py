@@ -12,10 +12,18 @@ from collections import OrderedDict
 
 from tensorplay._tensor import Tensor
 from tensorplay.autograd._inplace import zero_grads
+from tensorplay.nn.modules import _hooks
+from tensorplay.nn.modules._hooks import (HooksMixin,  # noqa: F401  (torch's home of them)
+                                          register_module_forward_hook,
+                                          register_module_forward_pre_hook,
+                                          register_module_full_backward_hook,
+                                          register_module_full_backward_pre_hook)
 from tensorplay.nn.modules._state import StateMixin, typename
 from tensorplay.nn.parameter import Buffer, Parameter
 
-__all__ = ["Module"]
+__all__ = ["Module", "register_module_forward_pre_hook", "register_module_forward_hook",
+           "register_module_full_backward_pre_hook", "register_module_full_backward_hook"]
+_GLOBAL_HOOKS = _hooks.ACTIVE
 
 
 def _addindent(s, num_spaces):
@@ -40,12 +48,13 @@ def _check_name(kind, name, module, registry, module_kind=False):
         raise KeyError(f"attribute '{name}' already exists")
 
 
-class Module(StateMixin):
+class Module(HooksMixin, StateMixin):
     """Base class for all neural-network modules (``torch.nn.Module``).
 
     Subclasses call ``super().__init__()`` first, assign parameters, buffers and
     submodules as attributes, and define ``forward``.  Calling the module runs
-    the forward pre-hooks, ``forward`` and the forward hooks.
+    the forward pre-hooks, ``forward`` and the forward hooks; backward hooks
+    (``register_full_backward_hook``) wrap the inputs and outputs (modules/_hooks.py).
 
     Attributes:
         training (bool): True in training mode (the default), False after
@@ -76,6 +85,9 @@ class Module(StateMixin):
         d["_forward_hooks_always_called"] = OrderedDict()
         d["_state_dict_hooks"] = OrderedDict()
         d["_load_state_dict_post_hooks"] = OrderedDict()
+        d["_backward_pre_hooks"] = OrderedDict()
+        d["_backward_hooks"] = OrderedDict()
+        d["_is_full_backward_hook"] = None
 
     def forward(self, *input):
         """The computation; every subclass defines it.
@@ -235,6 +247,11 @@ class Module(StateMixin):
 
     def __setstate__(self, state):
         self.__dict__.update(state)
+        d = self.__dict__           # modules pickled before backward hooks existed
+        for name in ("_backward_pre_hooks", "_backward_hooks"):
+            if name not in d:
+                d[name] = OrderedDict()
+        d.setdefault("_is_full_backward_hook", None)
 
     # ------------------------------------------------------------ traversal
     def _named_members(self, get_members_fn, prefix="", recurse=True, remove_duplicate=True):
@@ -387,7 +404,8 @@ class Module(StateMixin):
 
     # ------------------------------------------------------------ call
     def __call__(self, *args, **kwargs):
-        if not (self._forward_hooks or self._forward_pre_hooks):
+        if not (self._forward_hooks or self._forward_pre_hooks or self._backward_hooks
+                or self._backward_pre_hooks or _GLOBAL_HOOKS[0]):
             return self.forward(*args, **kwargs)
         return self._call_with_hooks(args, kwargs)
 

@@ -168,6 +168,10 @@ class RNNBase(Module):
         if input.size(-1) != self.input_size:
             raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected "
                                f"{self.input_size}, got {input.size(-1)}")
+        if input.shape[0 if input.dim() == 2 or not self.batch_first else 1] == 0:
+            # PyTorch 2.13 refuses an empty sequence too
+            raise RuntimeError(f"{self._name()}: Expected sequence length to be larger than "
+                               f"0 in RNN, got input of shape {list(input.shape)}")
         batched = input.dim() == 3
         if not batched:
             input = input.unsqueeze(1)
