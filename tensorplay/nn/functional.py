@@ -29,7 +29,7 @@ __getattr__ = _module_getattr(__name__)
 
 __all__ = ["relu", "sigmoid", "tanh", "log_softmax", "softmax", "nll_loss", "cross_entropy",
            "softplus", "silu", "gelu", "leaky_relu", "elu", "selu", "celu", "relu6",
-           "hardtanh", "hardsigmoid", "hardswish", "mish", "logsigmoid", "softmin"]
+           "hardtanh", "hardsigmoid", "hardswish", "mish", "logsigmoid"]
 
 
 def _in_place(name, input, args, method=None):
@@ -161,19 +161,6 @@ def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
     return _nn.log_softmax(input, _implicit_dim("log_softmax", input, dim, _stacklevel),
                            dtype)
 
-
-def softmin(input, dim=None, _stacklevel=3, dtype=None):
-    """``softmax(-input, dim)``; ``dim=None`` as in ``softmax``.
-
-    Raises:
-        as ``softmax``, and TypeError for a non-Tensor input."""
-    if not isinstance(input, tensorplay.Tensor):
-        raise TypeError(f"softmin(): argument 'input' must be Tensor, not "
-                        f"{type(input).__name__}")
-    d = _implicit_dim("softmin", input, dim, _stacklevel)
-    if dtype is not None:
-        input = input.to(dtype)
-    return _nn.softmax(-input, d)
 
 
 # ---- convolutions (issue 9): tensorplay/_ops/conv_api.py
