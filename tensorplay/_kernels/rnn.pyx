@@ -31,30 +31,44 @@ from ._openmp_helpers cimport _threads_for
 from ._elementwise cimport GRAIN_TRANSC
 
 
+cdef inline void _lstm_row(const floating* gx, const floating* gh, const floating* c,
+                           floating* h1, floating* c1, floating* i, floating* f,
+                           floating* g, floating* o, floating* t,
+                           Py_ssize_t H) noexcept nogil:
+    """One row in short loops of few arrays each: a single loop over all twelve
+    would need more runtime alias checks than GCC versions a loop for, and would
+    stay scalar (a libm call per element)."""
+    cdef Py_ssize_t j
+    for j in range(H):
+        i[j] = _sigmoid_fwd(gx[j] + gh[j])
+    for j in range(H):
+        f[j] = _sigmoid_fwd(gx[H + j] + gh[H + j])
+    for j in range(H):
+        g[j] = _tanh_fwd(gx[2 * H + j] + gh[2 * H + j])
+    for j in range(H):
+        o[j] = _sigmoid_fwd(gx[3 * H + j] + gh[3 * H + j])
+    for j in range(H):
+        c1[j] = f[j] * c[j] + i[j] * g[j]
+    for j in range(H):
+        t[j] = _tanh_fwd(c1[j])
+    for j in range(H):
+        h1[j] = o[j] * t[j]
+
+
 def lstm_cell_fwd(const floating[:, ::1] gx,     # IN  (R, 4H)
                   const floating[:, ::1] gh,     # IN  (R, 4H)
                   const floating[:, ::1] c,      # IN  (R, H)
                   floating[:, :, ::1] out,       # OUT (7, R, H)
                   int n_threads):
     """out := [h', c', i, f, g, o, tanh c'] of one LSTM step (see Design b)."""
-    cdef Py_ssize_t R = c.shape[0], H = c.shape[1], r, j
+    cdef Py_ssize_t R = c.shape[0], H = c.shape[1], r
     cdef int nt = _threads_for(R * H, GRAIN_TRANSC // 4, n_threads)
-    cdef floating i, f, g, o, c1, t
+    if R == 0 or H == 0:
+        return
     for r in prange(R, nogil=True, schedule="static", num_threads=nt):
-        for j in range(H):
-            i = _sigmoid_fwd(gx[r, j] + gh[r, j])
-            f = _sigmoid_fwd(gx[r, H + j] + gh[r, H + j])
-            g = _tanh_fwd(gx[r, 2 * H + j] + gh[r, 2 * H + j])
-            o = _sigmoid_fwd(gx[r, 3 * H + j] + gh[r, 3 * H + j])
-            c1 = f * c[r, j] + i * g
-            t = _tanh_fwd(c1)
-            out[0, r, j] = o * t
-            out[1, r, j] = c1
-            out[2, r, j] = i
-            out[3, r, j] = f
-            out[4, r, j] = g
-            out[5, r, j] = o
-            out[6, r, j] = t
+        _lstm_row(&gx[r, 0], &gh[r, 0], &c[r, 0], &out[0, r, 0], &out[1, r, 0],
+                  &out[2, r, 0], &out[3, r, 0], &out[4, r, 0], &out[5, r, 0],
+                  &out[6, r, 0], H)
 
 
 def lstm_cell_bwd(const floating[:, :, ::1] gout,   # IN  (7, R, H) cotangent of out
@@ -85,24 +99,34 @@ def lstm_cell_bwd(const floating[:, :, ::1] gout,   # IN  (7, R, H) cotangent of
             dc[r, j] = cb * f
 
 
+cdef inline void _gru_row(const floating* gx, const floating* gh, const floating* h,
+                          floating* h1, floating* r, floating* z, floating* n,
+                          Py_ssize_t H) noexcept nogil:
+    """One row in short loops (see _lstm_row)."""
+    cdef Py_ssize_t j
+    for j in range(H):
+        r[j] = _sigmoid_fwd(gx[j] + gh[j])
+    for j in range(H):
+        z[j] = _sigmoid_fwd(gx[H + j] + gh[H + j])
+    for j in range(H):
+        n[j] = _tanh_fwd(gx[2 * H + j] + r[j] * gh[2 * H + j])
+    for j in range(H):
+        h1[j] = n[j] + z[j] * (h[j] - n[j])
+
+
 def gru_cell_fwd(const floating[:, ::1] gx,     # IN  (R, 3H)
                  const floating[:, ::1] gh,     # IN  (R, 3H)
                  const floating[:, ::1] h,      # IN  (R, H)
                  floating[:, :, ::1] out,       # OUT (4, R, H)
                  int n_threads):
     """out := [h', r, z, n] of one GRU step (see Design b)."""
-    cdef Py_ssize_t R = h.shape[0], H = h.shape[1], r_, j
+    cdef Py_ssize_t R = h.shape[0], H = h.shape[1], r_
     cdef int nt = _threads_for(R * H, GRAIN_TRANSC // 4, n_threads)
-    cdef floating r, z, n
+    if R == 0 or H == 0:
+        return
     for r_ in prange(R, nogil=True, schedule="static", num_threads=nt):
-        for j in range(H):
-            r = _sigmoid_fwd(gx[r_, j] + gh[r_, j])
-            z = _sigmoid_fwd(gx[r_, H + j] + gh[r_, H + j])
-            n = _tanh_fwd(gx[r_, 2 * H + j] + r * gh[r_, 2 * H + j])
-            out[0, r_, j] = n + z * (h[r_, j] - n)
-            out[1, r_, j] = r
-            out[2, r_, j] = z
-            out[3, r_, j] = n
+        _gru_row(&gx[r_, 0], &gh[r_, 0], &h[r_, 0], &out[0, r_, 0], &out[1, r_, 0],
+                 &out[2, r_, 0], &out[3, r_, 0], H)
 
 
 def gru_cell_bwd(const floating[:, :, ::1] gout,   # IN  (4, R, H) cotangent of out

@@ -11,11 +11,13 @@ outputs:
   (proj_size, H); G = H (RNN), 3H (GRU: r, z, n), 4H (LSTM: i, f, g, o);
 * every parameter starts U(-1/sqrt(H), 1/sqrt(H)).
 
-How it runs: per layer and direction, the input projection of all time steps is
-one matmul (``x W_ih^T + b``, with ``b_hh`` folded in for RNN and LSTM); the
-recurrence is a Python loop over time steps of ``h W_hh^T`` plus the gate ops,
-so backward is ordinary autograd through those ops.  Dropout (training only)
-goes between layers, not after the last, as PyTorch.
+How it runs (tensorplay/nn/modules/_recurrence.py): per layer and direction,
+the input projection of all time steps is one matmul (``x W_ih^T + b``, with
+``b_hh`` folded in for RNN and LSTM); the recurrence is a Python loop over time
+steps of ``h W_hh^T`` plus one fused cell primitive (LSTM, GRU; tensorplay/_ops/
+rnn.py) or the activation (RNN), so backward is ordinary autograd through those
+ops.  Padded input and ``PackedSequence`` input share that loop.  Dropout
+(training only) goes between layers, not after the last, as PyTorch.
 """
 import math
 import numbers
@@ -271,8 +273,10 @@ class RNN(RNNBase):
     dtype=None)`` (positional order as PyTorch).
 
     Call: ``rnn(input, hx=None)`` with input (L, N, H_in), (N, L, H_in) when
-    batch_first, or unbatched (L, H_in); hx (D*num_layers, N, H) (zeros when None).
-    Returns ``(output, h_n)``: output (L, N, D*H) (batch_first: (N, L, D*H)).
+    batch_first, unbatched (L, H_in), or a ``PackedSequence``; hx (D*num_layers,
+    N, H) (zeros when None).  Returns ``(output, h_n)``: output (L, N, D*H)
+    (batch_first: (N, L, D*H)), or a PackedSequence for packed input, whose h_n
+    holds each sequence's state at its own last step (PyTorch's convention).
 
     Raises:
         ValueError: an unknown nonlinearity, input not 2-D/3-D or of another
