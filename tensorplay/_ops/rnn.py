@@ -57,17 +57,23 @@ def _cell_batch(op, args, batched, size, params):
 
 
 class _Memo:
-    """The last backward kernel result, keyed on (cotangent, output) identity."""
+    """The last backward kernel result, keyed on (cotangent, output) identity.
+    ``keep``: a later rule of the same node will ask (its input requires grad);
+    otherwise the entry is dropped, so no arrays outlive the node's backward."""
     __slots__ = ("g", "out", "grads")
 
     def __init__(self):
         self.g = self.out = self.grads = None
 
-    def get(self, g, out, compute):
+    def get(self, g, out, compute, keep):
         if self.g is g and self.out is out:
-            return self.grads
-        grads = compute()
-        self.g, self.out, self.grads = g, out, grads
+            grads = self.grads
+        else:
+            grads = compute()
+        if keep:
+            self.g, self.out, self.grads = g, out, grads
+        else:
+            self.g = self.out = self.grads = None
         return grads
 
 
@@ -94,7 +100,7 @@ def _lstm_bwd_ops(g, out, c):
 _LSTM_MEMO = _Memo()
 
 
-def _lstm_grads(g, out, c):
+def _lstm_grads(g, out, c, keep):
     if not _fast(g, out, c):
         return _lstm_bwd_ops(g, out, c)
 
@@ -107,7 +113,7 @@ def _lstm_grads(g, out, c):
                           out._data.reshape(7, -1, H), _rows(c._data, H),
                           dgates.reshape(-1, 4 * H), dc.reshape(-1, H), CONFIG.num_threads)
         return Tensor._wrap(dgates), Tensor._wrap(dc)
-    return _LSTM_MEMO.get(g, out, compute)
+    return _LSTM_MEMO.get(g, out, compute, keep)
 
 
 def _lstm_jvp(ts, out, gx, gh, c):
@@ -127,9 +133,11 @@ def _lstm_jvp(ts, out, gx, gh, c):
 
 
 _lstm_cell = defop("lstm_cell", _lstm_fwd,
-                   vjp=(lambda g, out, gx, gh, c: _lstm_grads(g, out, c)[0],
-                        lambda g, out, gx, gh, c: _lstm_grads(g, out, c)[0],
-                        lambda g, out, gx, gh, c: _lstm_grads(g, out, c)[1]),
+                   vjp=(lambda g, out, gx, gh, c: _lstm_grads(
+                            g, out, c, gh._requires_grad or c._requires_grad)[0],
+                        lambda g, out, gx, gh, c: _lstm_grads(g, out, c,
+                                                              c._requires_grad)[0],
+                        lambda g, out, gx, gh, c: _lstm_grads(g, out, c, False)[1]),
                    jvp=_lstm_jvp, saves=("inputs", "out"), batch=_cell_batch)
 
 
@@ -157,7 +165,7 @@ def _gru_bwd_ops(g, out, gh, h):
 _GRU_MEMO = _Memo()
 
 
-def _gru_grads(g, out, gh, h):
+def _gru_grads(g, out, gh, h, keep):
     if not _fast(g, out, gh, h):
         return _gru_bwd_ops(g, out, gh, h)
 
@@ -172,7 +180,7 @@ def _gru_grads(g, out, gh, h):
                          _rows(h._data, H), dgx.reshape(-1, 3 * H), dgh.reshape(-1, 3 * H),
                          dh.reshape(-1, H), CONFIG.num_threads)
         return Tensor._wrap(dgx), Tensor._wrap(dgh), Tensor._wrap(dh)
-    return _GRU_MEMO.get(g, out, compute)
+    return _GRU_MEMO.get(g, out, compute, keep)
 
 
 def _gru_jvp(ts, out, gx, gh, h):
@@ -195,9 +203,11 @@ def _gru_jvp(ts, out, gx, gh, h):
 
 
 _gru_cell = defop("gru_cell", _gru_fwd,
-                  vjp=(lambda g, out, gx, gh, h: _gru_grads(g, out, gh, h)[0],
-                       lambda g, out, gx, gh, h: _gru_grads(g, out, gh, h)[1],
-                       lambda g, out, gx, gh, h: _gru_grads(g, out, gh, h)[2]),
+                  vjp=(lambda g, out, gx, gh, h: _gru_grads(
+                           g, out, gh, h, gh._requires_grad or h._requires_grad)[0],
+                       lambda g, out, gx, gh, h: _gru_grads(g, out, gh, h,
+                                                            h._requires_grad)[1],
+                       lambda g, out, gx, gh, h: _gru_grads(g, out, gh, h, False)[2]),
                   jvp=_gru_jvp, saves=("inputs", "out"), batch=_cell_batch)
 
 
