@@ -317,8 +317,9 @@ class LSTM(RNNBase):
     batch_first=False, dropout=0.0, bidirectional=False, proj_size=0, device=None,
     dtype=None)``.
 
-    Call: ``lstm(input, (h_0, c_0)=None)``; returns ``(output, (h_n, c_n))``;
-    h has size proj_size when projecting, else hidden_size.
+    Call: ``lstm(input, (h_0, c_0)=None)``, input as for ``RNN`` (a tensor or a
+    ``PackedSequence``); returns ``(output, (h_n, c_n))``; h has size proj_size
+    when projecting, else hidden_size.
 
     Raises: as ``RNN``.
     """
