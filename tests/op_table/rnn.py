@@ -1,11 +1,10 @@
 """Op-table rows of the fused recurrent cells (tensorplay/_ops/rnn.py):
-lstm_cell and gru_cell, every part of their output (the states and the saved
-activations).  References are numpy closed forms of PyTorch's gate equations;
+lstm_cell ([h', c'] stacked) and gru_cell (h').  References are numpy closed forms of PyTorch's gate equations;
 the torch counterpart is the same equations in torch ops (torch's own fused
 cells are private)."""
 import numpy as np
 
-from tensorplay._ops.rnn import gru_cell_packed, lstm_cell_packed
+from tensorplay._ops.rnn import gru_cell, lstm_cell_packed
 
 from ._base import Fuzz, OpSpec, _normal, _side, fixed_samples
 
@@ -19,7 +18,7 @@ def _lstm_ref(gx, gh, c):
     i, f, g, o = _sig(i), _sig(f), np.tanh(g), _sig(o)
     c1 = f * c + i * g
     t = np.tanh(c1)
-    return np.stack([o * t, c1, i, f, g, o, t])
+    return np.stack([o * t, c1])
 
 
 def _lstm_torch(T, gx, gh, c):
@@ -27,7 +26,7 @@ def _lstm_torch(T, gx, gh, c):
     i, f, g, o = i.sigmoid(), f.sigmoid(), g.tanh(), o.sigmoid()
     c1 = f * c + i * g
     t = c1.tanh()
-    return T.stack([o * t, c1, i, f, g, o, t])
+    return T.stack([o * t, c1])
 
 
 def _gru_ref(gx, gh, h):
@@ -35,7 +34,7 @@ def _gru_ref(gx, gh, h):
     hr, hz, hn = np.split(gh, 3, axis=-1)
     r, z = _sig(xr + hr), _sig(xz + hz)
     n = np.tanh(xn + r * hn)
-    return np.stack([(1 - z) * n + z * h, r, z, n])
+    return (1 - z) * n + z * h
 
 
 def _gru_torch(T, gx, gh, h):
@@ -43,7 +42,7 @@ def _gru_torch(T, gx, gh, h):
     hr, hz, hn = gh.chunk(3, -1)
     r, z = (xr + hr).sigmoid(), (xz + hz).sigmoid()
     n = (xn + r * hn).tanh()
-    return T.stack([(1 - z) * n + z * h, r, z, n])
+    return (1 - z) * n + z * h
 
 
 def _cell_samples(k):
@@ -68,7 +67,7 @@ SPECS = [
            fuzz=Fuzz("lstm_cell", ("input_gates", "hidden_gates", "cx"),
                      shapes=_cell_shapes(4), special=False),
            torch=_lstm_torch),
-    OpSpec("gru_cell", gru_cell_packed, _gru_ref, _cell_samples(3),
+    OpSpec("gru_cell", gru_cell, _gru_ref, _cell_samples(3),
            fuzz=Fuzz("gru_cell", ("input_gates", "hidden_gates", "hx"),
                      shapes=_cell_shapes(3), special=False),
            torch=_gru_torch),
