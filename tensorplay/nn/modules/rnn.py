@@ -11,11 +11,13 @@ outputs:
   (proj_size, H); G = H (RNN), 3H (GRU: r, z, n), 4H (LSTM: i, f, g, o);
 * every parameter starts U(-1/sqrt(H), 1/sqrt(H)).
 
-How it runs: per layer and direction, the input projection of all time steps is
-one matmul (``x W_ih^T + b``, with ``b_hh`` folded in for RNN and LSTM); the
-recurrence is a Python loop over time steps of ``h W_hh^T`` plus the gate ops,
-so backward is ordinary autograd through those ops.  Dropout (training only)
-goes between layers, not after the last, as PyTorch.
+How it runs (tensorplay/nn/modules/_recurrence.py): per layer and direction,
+the input projection of all time steps is one matmul (``x W_ih^T + b``, with
+``b_hh`` folded in for RNN and LSTM); the recurrence is a Python loop over time
+steps of ``h W_hh^T`` plus one fused cell primitive (LSTM, GRU; tensorplay/_ops/
+rnn.py) or the activation (RNN), so backward is ordinary autograd through those
+ops.  Padded input and ``PackedSequence`` input share that loop.  Dropout
+(training only) goes between layers, not after the last, as PyTorch.
 """
 import math
 import numbers
@@ -24,7 +26,9 @@ import warnings
 import tensorplay
 from tensorplay.nn import functional as F
 from tensorplay.nn import init
+from tensorplay.nn.modules._recurrence import run_layers
 from tensorplay.nn.modules.module import Module
+from tensorplay.nn.utils.rnn import PackedSequence
 from tensorplay.nn.parameter import Parameter
 
 __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
@@ -200,80 +204,63 @@ class RNNBase(Module):
         w_hr = get("weight_hr_l{}{}") if self.proj_size > 0 else None
         return w_ih, w_hh, b_ih, b_hh, w_hr
 
-    def _run(self, x, states):
-        """Run all layers on x (L, N, H_in); ``states`` is a list (one per state
-        kind: h, or h and c) of (L*D, N, *) tensors.  Returns the output (L, N,
-        D*H_out) and the final states in the same layout."""
-        num_directions = 2 if self.bidirectional else 1
-        finals = [[] for _ in states]
-        for layer in range(self.num_layers):
-            outs = []
-            for direction in range(num_directions):
-                idx = layer * num_directions + direction
-                init_states = [s[idx] for s in states]
-                out, last = self._direction(x, init_states, self._layer_weights(layer,
-                                                                                 direction),
-                                            reverse=direction == 1)
-                outs.append(out)
-                for f, s in zip(finals, last):
-                    f.append(s)
-            x = outs[0] if num_directions == 1 else tensorplay.cat(outs, 2)
-            if self.dropout and self.training and layer < self.num_layers - 1:
-                x = F.dropout(x, self.dropout, True)
-        return x, [tensorplay.stack(f, 0) for f in finals]
+    def _check_packed(self, input):
+        data = input.data
+        if not isinstance(data, tensorplay.Tensor) or data.dim() != 2:
+            raise ValueError(f"{self._name()}: a PackedSequence's data must be 2-D "
+                             f"(sum(lengths), input_size), got "
+                             f"{getattr(data, 'dim', lambda: '?')()}D")
+        w = self._flat_weights[0]
+        if data.dtype != w.dtype:
+            raise ValueError(f"input must have the type {w.dtype}, got type {data.dtype}")
+        if data.size(-1) != self.input_size:
+            raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected "
+                               f"{self.input_size}, got {data.size(-1)}")
+        return data
 
-    def _direction(self, x, init_states, weights, reverse):
-        w_ih, w_hh, b_ih, b_hh, w_hr = weights
-        mode = self.mode
-        steps = x.shape[0]
-        if b_ih is not None and mode != "GRU":
-            b_in = b_ih + b_hh                       # both biases add before the gates
+    def _forward(self, input, hx, kinds):
+        """The shared forward: ``kinds`` lists (size, label) per state kind (h, or h
+        and c); ``hx`` is None or one tensor (or None) per kind.  Returns the
+        output (a PackedSequence for a packed input) and the final states."""
+        packed = isinstance(input, PackedSequence)
+        if packed:
+            x = self._check_packed(input)
+            sizes = input.batch_sizes.tolist()
+            n = sizes[0] if sizes else 0
+            batched = True
         else:
-            b_in = b_ih
-        gx = x.matmul(w_ih.mT)
-        if b_in is not None:
-            gx = gx + b_in
-        gxs = gx.unbind(0) if steps else ()
-        w_hh_t = w_hh.mT
-        order = range(steps - 1, -1, -1) if reverse else range(steps)
-        outs = [None] * steps
-        if mode == "LSTM":
-            h, c = init_states
-            for t in order:
-                gates = gxs[t] + h.matmul(w_hh_t)
-                i, f, g, o = gates.chunk(4, 1)
-                c = F.sigmoid(f) * c + F.sigmoid(i) * F.tanh(g)
-                h = F.sigmoid(o) * F.tanh(c)
-                if w_hr is not None:
-                    h = h.matmul(w_hr.mT)
-                outs[t] = h
-            last = (h, c)
-        elif mode == "GRU":
-            h, = init_states
-            for t in order:
-                gh = h.matmul(w_hh_t)
-                if b_hh is not None:
-                    gh = gh + b_hh
-                i_r, i_z, i_n = gxs[t].chunk(3, 1)
-                h_r, h_z, h_n = gh.chunk(3, 1)
-                r = F.sigmoid(i_r + h_r)
-                z = F.sigmoid(i_z + h_z)
-                n = F.tanh(i_n + r * h_n)
-                h = n + z * (h - n)                  # (1 - z) n + z h
-                outs[t] = h
-            last = (h,)
-        else:
-            act = F.tanh if mode == "RNN_TANH" else F.relu
-            h, = init_states
-            for t in order:
-                h = act(gxs[t] + h.matmul(w_hh_t))
-                outs[t] = h
-            last = (h,)
-        if steps == 0:
-            out = tensorplay.zeros((0, x.shape[1], init_states[0].shape[-1]), dtype=x.dtype)
-        else:
-            out = tensorplay.stack(outs, 0)
-        return out, last
+            x, batched = self._prepare(input)
+            steps, n = x.shape[0], x.shape[1]
+            sizes = [n] * steps
+            x = x.reshape(steps * n, x.shape[2])
+        given = [None] * len(kinds) if hx is None else list(hx)
+        states = [self._hidden(h, batched, n, size, x.dtype, label)
+                  for h, (size, label) in zip(given, kinds)]
+        if packed and input.sorted_indices is not None:
+            # the caller's hx is in batch order; the loop runs longest-first
+            states = [s.index_select(1, input.sorted_indices) for s in states]
+        out, finals = run_layers(self, x, sizes, states)
+        if packed:
+            if input.unsorted_indices is not None:
+                finals = [f.index_select(1, input.unsorted_indices) for f in finals]
+            return PackedSequence(out, input.batch_sizes, input.sorted_indices,
+                                  input.unsorted_indices), finals
+        out = out.reshape(steps, n, out.shape[-1])
+        if not batched:
+            finals = [f.squeeze(1) for f in finals]
+        return self._finish(out, batched), finals
+
+    def _check_hx_dims(self, input, hx, names="hx"):
+        batched = isinstance(input, PackedSequence) or (
+            isinstance(input, tensorplay.Tensor) and input.dim() == 3)
+        want = 3 if batched else 2
+        if isinstance(input, tensorplay.Tensor) and input.dim() not in (2, 3):
+            return                # _prepare raises the input's own error
+        if any(h.dim() != want for h in hx):
+            got = (f"{hx[0].dim()}-D tensor" if len(hx) == 1 else
+                   "(" + ", ".join(f"{h.dim()}-D" for h in hx) + ") tensors")
+            raise RuntimeError(f"For {'batched 3-D' if batched else 'unbatched 2-D'} input, "
+                               f"{names} should also be {want}-D but got {got}")
 
     def _finish(self, out, batched):
         if not batched:
@@ -290,8 +277,10 @@ class RNN(RNNBase):
     dtype=None)`` (positional order as PyTorch).
 
     Call: ``rnn(input, hx=None)`` with input (L, N, H_in), (N, L, H_in) when
-    batch_first, or unbatched (L, H_in); hx (D*num_layers, N, H) (zeros when None).
-    Returns ``(output, h_n)``: output (L, N, D*H) (batch_first: (N, L, D*H)).
+    batch_first, unbatched (L, H_in), or a ``PackedSequence``; hx (D*num_layers,
+    N, H) (zeros when None).  Returns ``(output, h_n)``: output (L, N, D*H)
+    (batch_first: (N, L, D*H)), or a PackedSequence for packed input, whose h_n
+    holds each sequence's state at its own last step (PyTorch's convention).
 
     Raises:
         ValueError: an unknown nonlinearity, input not 2-D/3-D or of another
@@ -316,14 +305,11 @@ class RNN(RNNBase):
         super().__init__(mode, *args, **kwargs)
 
     def forward(self, input, hx=None):
-        x, batched = self._prepare(input)
-        if hx is not None and hx.dim() != (3 if batched else 2):
-            raise RuntimeError(f"For {'batched 3-D' if batched else 'unbatched 2-D'} input, "
-                               f"hx should also be {3 if batched else 2}-D but got "
-                               f"{hx.dim()}-D tensor")
-        h0 = self._hidden(hx, batched, x.shape[1], self.hidden_size, x.dtype)
-        out, (h_n,) = self._run(x, [h0])
-        return self._finish(out, batched), (h_n if batched else h_n.squeeze(1))
+        if hx is not None:
+            self._check_hx_dims(input, [hx])
+        out, (h_n,) = self._forward(input, None if hx is None else [hx],
+                                    [(self.hidden_size, "")])
+        return out, h_n
 
 
 class LSTM(RNNBase):
@@ -335,8 +321,9 @@ class LSTM(RNNBase):
     batch_first=False, dropout=0.0, bidirectional=False, proj_size=0, device=None,
     dtype=None)``.
 
-    Call: ``lstm(input, (h_0, c_0)=None)``; returns ``(output, (h_n, c_n))``;
-    h has size proj_size when projecting, else hidden_size.
+    Call: ``lstm(input, (h_0, c_0)=None)``, input as for ``RNN`` (a tensor or a
+    ``PackedSequence``); returns ``(output, (h_n, c_n))``; h has size proj_size
+    when projecting, else hidden_size.
 
     Raises: as ``RNN``.
     """
@@ -345,26 +332,14 @@ class LSTM(RNNBase):
         super().__init__("LSTM", *args, **kwargs)
 
     def forward(self, input, hx=None):
-        x, batched = self._prepare(input)
         real_hidden = self.proj_size if self.proj_size > 0 else self.hidden_size
-        if hx is None:
-            h0 = c0 = None
-        else:
+        if hx is not None:
             if not isinstance(hx, (tuple, list)) or len(hx) != 2:
                 raise TypeError("LSTM: hx must be a tuple (h_0, c_0)")
-            h0, c0 = hx
-            want = 3 if batched else 2
-            if h0.dim() != want or c0.dim() != want:
-                raise RuntimeError(f"For {'batched 3-D' if batched else 'unbatched 2-D'} "
-                                   f"input, hx and cx should also be {want}-D but got "
-                                   f"({h0.dim()}-D, {c0.dim()}-D) tensors")
-        n = x.shape[1]
-        h0 = self._hidden(h0, batched, n, real_hidden, x.dtype, "[0]")
-        c0 = self._hidden(c0, batched, n, self.hidden_size, x.dtype, "[1]")
-        out, (h_n, c_n) = self._run(x, [h0, c0])
-        if not batched:
-            h_n, c_n = h_n.squeeze(1), c_n.squeeze(1)
-        return self._finish(out, batched), (h_n, c_n)
+            self._check_hx_dims(input, list(hx), "hx and cx")
+        out, (h_n, c_n) = self._forward(input, hx, [(real_hidden, "[0]"),
+                                                    (self.hidden_size, "[1]")])
+        return out, (h_n, c_n)
 
 
 class GRU(RNNBase):
