@@ -194,7 +194,8 @@ def softmin(input, dim=None, _stacklevel=3, dtype=None):
     C.tensor("softmin", "input", input)
     if dim is None:
         warnings.warn("Implicit dimension choice for softmin has been deprecated. Change "
-                      "the call to include dim=X as an argument.", stacklevel=_stacklevel)
+                      "the call to include dim=X as an argument.", UserWarning,
+                      stacklevel=_stacklevel - 1)     # PyTorch counts a helper frame
         dim = 0 if input.ndim in (0, 1, 3) else 1
     return softmax(-input, dim, dtype=dtype)
 
