@@ -180,6 +180,21 @@ msg = raises("unused parameter without find_unused_parameters",
 true("the error names the parameters", "b.weight" in msg and "c.bias" in msg
      and "find_unused_parameters=True" in msg)
 
+# ---- 4b. a forward with grad on and no backward (evaluation outside no_grad) ---------
+for find in (False, True):
+    model = mlp()
+    ddp = DDP(model, find_unused_parameters=find)
+    x, y = data((6,), 4 * n, seed=3)
+    ddp(share(x))                              # evaluated, never backpropagated
+    ddp.eval()
+    ddp(share(x))
+    ddp.train()
+    ref = reference(model, x, y)
+    model.zero_grad()
+    F.cross_entropy(ddp(share(x)), share(y)).backward()
+    for a, b in zip(grads(model), ref):
+        close(f"forward without backward, then a step (find_unused={find})", a, b)
+
 # ---- 5. buffers: broadcast from rank 0 at construction and before each forward -------
 for flag in (True, False):
     model = nn.Sequential(nn.Linear(6, 4), nn.BatchNorm1d(4)).double()

@@ -84,6 +84,7 @@ class Reducer:
             for k, i in enumerate(bucket.indices):
                 self.where[i] = (b, k)
         self.open = False           # a round is running (forward armed it)
+        self.hooked = False         # ... and a gradient hook has fired in it
         self.ready = [False] * len(params)
         self.next_bucket = 0        # the next bucket to launch (launch in order)
         self.used = None            # find_unused_parameters: the used-map's Work/tensor
@@ -94,13 +95,28 @@ class Reducer:
         """Open a round; ``unused`` parameter indices count as ready now, with
         their ``.grad`` (or zeros) as contribution (find_unused_parameters)."""
         self.open = True
+        self.hooked = False         # a gradient hook has fired in this round
         self.ready = [False] * len(self.params)
         self.next_bucket = 0
         for bucket in self.buckets:
             bucket.pending = len(bucket.indices)
             bucket.work = None
         for i in unused:
-            self.mark_ready(i)
+            self.mark_ready(i, from_hook=False)
+
+    def abandon(self):
+        """Close a round in which no gradient arrived (a forward with grad mode on
+        and no backward, e.g. an evaluation outside no_grad -- PyTorch allows it):
+        wait for the collectives it started, which every rank issued alike, and
+        leave every ``.grad`` untouched."""
+        if self.used is not None:
+            self.used[0].wait()
+            self.used = None
+        for bucket in self.buckets:
+            if bucket.work is not None:
+                bucket.work.wait()
+                bucket.work = None
+        self.open = False
 
     def unfinished(self):
         """Names of the parameters that got no gradient in the open round."""
@@ -108,9 +124,10 @@ class Reducer:
             return []
         return [self.names[i] for i in range(len(self.params)) if not self.ready[i]]
 
-    def mark_ready(self, i):
+    def mark_ready(self, i, from_hook=True):
         """Parameter ``i``'s gradient is final for this round: copy it into its
         bucket and launch every bucket whose turn has come."""
+        self.hooked = self.hooked or from_hook
         if self.ready[i]:
             raise RuntimeError(
                 f"DistributedDataParallel: expected to mark a variable ready only once; "

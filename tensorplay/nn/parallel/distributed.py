@@ -88,8 +88,10 @@ class DistributedDataParallel(Module):
             each forward and count the parameters it does not reach as ready,
             contributing their ``.grad`` (zeros if None); a parameter unused on
             every rank keeps its ``.grad`` untouched.  Without it, a parameter
-            that gets no gradient makes the next forward raise RuntimeError
-            (PyTorch's "Expected to have finished reduction ..."), naming it.
+            that gets no gradient in a backward makes the next forward raise
+            RuntimeError (PyTorch's "Expected to have finished reduction ..."),
+            naming it; a forward with no backward after it (an evaluation
+            outside ``no_grad``) is allowed, as in PyTorch.
         gradient_as_bucket_view (bool): leave ``.grad`` as a view of the bucket
             after each reduction (saves the copy back).
         static_graph (bool): accepted; unused parameters are then handled as
@@ -189,8 +191,10 @@ class DistributedDataParallel(Module):
         from tensorplay.autograd.grad_mode import is_grad_enabled
         sync = is_grad_enabled() and self.require_backward_grad_sync
         if sync and self.reducer.open:
-            raise RuntimeError(_UNUSED_MSG.format(
-                rank=self._rank, names=", ".join(self.reducer.unfinished())))
+            if self.reducer.hooked:         # a backward ran but left parameters out
+                raise RuntimeError(_UNUSED_MSG.format(
+                    rank=self._rank, names=", ".join(self.reducer.unfinished())))
+            self.reducer.abandon()          # no backward followed the last forward
         if (self.require_forward_param_sync and self.broadcast_buffers
                 and self._world_size > 1):
             buffers = self._buffers_to_sync()
