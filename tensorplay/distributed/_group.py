@@ -204,14 +204,15 @@ class ProcessGroup:
 
 
 def _compare(name, rows, mine, pg, what):
-    for r in range(pg._size):
-        if not np.array_equal(rows[r], mine):
-            seq = f" (call {mine[-1]} on the group); the data result is not valid" \
-                if what.startswith("collective") else ""
-            raise RuntimeError(
-                f"{name}(): ranks disagree ({what}): rank {pg.ranks[r]} called "
-                f"{describe(rows[r])}, rank {pg.global_rank} called {describe(mine)}"
-                f"{seq}")
+    """Raise, naming the first rank whose row differs from ``mine`` and both calls."""
+    bad = np.flatnonzero((rows != mine).any(axis=1))
+    if bad.size:
+        r = int(bad[0])
+        seq = f" (call {mine[-1]} on the group); the data result is not valid" \
+            if what.startswith("collective") else ""
+        raise RuntimeError(
+            f"{name}(): ranks disagree ({what}): rank {pg.ranks[r]} called "
+            f"{describe(rows[r])}, rank {pg.global_rank} called {describe(mine)}{seq}")
 
 
 class GroupMember:
