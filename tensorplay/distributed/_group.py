@@ -3,7 +3,8 @@
 A ``ProcessGroup`` wraps an MPI communicator (a ``Dup`` of ``COMM_WORLD`` for the
 default group, so tensorplay's traffic never matches the user's own mpi4py calls)
 and a second duplicate for tensorplay's own control messages (the DETAIL shape
-checks, ``monitored_barrier``).  Ranks given to the public functions (``src``,
+checks, ``monitored_barrier``), and a third for the always-on collective check's
+metadata exchange (``ProcessGroup.check``).  Ranks given to the public functions (``src``,
 ``dst``) are global ranks, as in PyTorch; ``group_src``/``group_dst`` are ranks
 within the group.
 """
