@@ -1,8 +1,10 @@
 """Collectives on tensors, in place, PyTorch's signatures.
 
 Each function validates locally (types, dtypes, list lengths, shapes that must
-agree with the group size), runs the DETAIL cross-rank check when enabled, then
-starts one non-blocking MPI call on the tensors' own storage and returns a
+agree with the group size), records the cross-rank check's row (``pg.check``:
+a non-blocking metadata exchange started beside the data call and compared at
+``wait``; blocking before the call under DETAIL), then starts one non-blocking
+MPI call on the tensors' own storage and returns a
 ``Work`` (``async_op=True``) or waits for it (None).  Output tensors are written
 through ``out_buf``: no copy when C-contiguous, a staging array copied back on
 completion otherwise; their version counters are bumped, as an in-place op's.

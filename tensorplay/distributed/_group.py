@@ -3,7 +3,8 @@
 A ``ProcessGroup`` wraps an MPI communicator (a ``Dup`` of ``COMM_WORLD`` for the
 default group, so tensorplay's traffic never matches the user's own mpi4py calls)
 and a second duplicate for tensorplay's own control messages (the DETAIL shape
-checks, ``monitored_barrier``).  Ranks given to the public functions (``src``,
+checks, ``monitored_barrier``), and a third for the always-on collective check's
+metadata exchange (``ProcessGroup.check``).  Ranks given to the public functions (``src``,
 ``dst``) are global ranks, as in PyTorch; ``group_src``/``group_dst`` are ranks
 within the group.
 """
@@ -57,6 +58,7 @@ class DebugLevel(enum.IntEnum):
 
 
 _DEBUG = [DebugLevel.OFF]
+_CHECK = [True]     # TENSORPLAY_DISTRIBUTED_CHECK (read at init_process_group)
 
 
 def set_debug_level(level):
@@ -90,6 +92,9 @@ class ProcessGroup:
     def __init__(self, comm, ranks, timeout, global_rank):
         self.comm = comm
         self.ctl = comm.Dup()
+        self.meta = comm.Dup()                # the always-on collective check's own
+        self._seq = 0                         # collectives started on this group
+        self._row = None                      # (name, row) from check(), for launch()
         self.ranks = list(ranks)
         self.timeout = timeout                # seconds
         self.global_rank = global_rank
@@ -147,10 +152,14 @@ class ProcessGroup:
         """Start ``work``'s MPI calls (``start()`` appends its requests), then wait
         for them unless ``async_op``.  MPI errors become RuntimeErrors naming the
         collective."""
+        row, self._row = self._row, None
+        if row is not None and row[0] == work._name:
+            self._start_meta(work, row[1])
         work._keep = start         # its closure holds the buffers (mpi4py does not
         try:                       # keep an IN_PLACE receive buffer alive)
             start()
         except mpi().Exception as e:
+            work.check_meta()      # the ranks' calls differ: say how, not MPI's text
             first = str(e).strip().splitlines()[0]
             raise RuntimeError(f"{work._name}(): MPI reported: {first}. The ranks may "
                                f"have passed different shapes or dtypes: "
@@ -163,10 +172,18 @@ class ProcessGroup:
         return None
 
     def check(self, name, arrays=(), op=-1, root=-1):
-        """DETAIL only: allgather this rank's ``meta(name, arrays, op, root)`` over
-        the control communicator and raise, naming both ranks and what each passed,
-        when any rank's differ from this one's."""
-        if _DEBUG[0] != DebugLevel.DETAIL or self._size == 1:
+        """Cross-rank check that every rank called the same collective on the same
+        kind of tensors.  Default: record this rank's description for ``launch``,
+        which starts a non-blocking ``Iallgather`` of it on ``self.meta`` beside
+        the data call; ``Work.wait`` compares (``_verify``).  DETAIL: a blocking
+        allgather before the call, so a mismatch raises with nothing started.
+        ``TENSORPLAY_DISTRIBUTED_CHECK=0`` (read at init) turns both off."""
+        self._row = None
+        if self._size == 1 or not _CHECK[0]:
+            return
+        if _DEBUG[0] != DebugLevel.DETAIL:
+            shapes = hash(tuple(a.shape for a in arrays)) & 0x7FFFFFFFFFFF
+            self._row = (name, meta(name, arrays, op, root) + [shapes])
             return
         self.check_ctl(name)
         mine = np.asarray(meta(name, arrays, op, root), dtype=np.int64)
@@ -174,12 +191,29 @@ class ProcessGroup:
         w = self.work(name)
         w._reqs.append(self.ctl.Iallgather(mine, rows))
         w.wait()
-        for r in range(self._size):
-            if not np.array_equal(rows[r], mine):
-                raise RuntimeError(
-                    f"{name}(): ranks disagree (TORCH_DISTRIBUTED_DEBUG=DETAIL check): "
-                    f"rank {self.ranks[r]} called {describe(rows[r])}, rank "
-                    f"{self.global_rank} called {describe(mine)}")
+        _compare(name, rows, mine, self, "TORCH_DISTRIBUTED_DEBUG=DETAIL check")
+
+    def _start_meta(self, work, row):
+        """Start the metadata exchange for ``work``: the ``meta`` row, this group's
+        sequence number and a hash of the full shapes (dims past the fifth)."""
+        self._seq += 1
+        mine = np.asarray(row + [self._seq], dtype=np.int64)
+        rows = np.empty((self._size, mine.size), np.int64)
+        work._meta = (self.meta.Iallgather(mine, rows), mine, rows)
+        work._reqs.append(work._meta[0])
+        work._finish.insert(0, work.check_meta)
+
+
+def _compare(name, rows, mine, pg, what):
+    """Raise, naming the first rank whose row differs from ``mine`` and both calls."""
+    bad = np.flatnonzero((rows != mine).any(axis=1))
+    if bad.size:
+        r = int(bad[0])
+        seq = f" (call {mine[-1]} on the group); the data result is not valid" \
+            if what.startswith("collective") else ""
+        raise RuntimeError(
+            f"{name}(): ranks disagree ({what}): rank {pg.ranks[r]} called "
+            f"{describe(rows[r])}, rank {pg.global_rank} called {describe(mine)}{seq}")
 
 
 class GroupMember:
@@ -301,6 +335,7 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
     if secs <= 0:
         raise ValueError(f"init_process_group(): timeout must be positive, got {timeout}")
     set_debug_level_from_env()
+    _CHECK[0] = os.environ.get("TENSORPLAY_DISTRIBUTED_CHECK", "1").strip() not in ("0", "")
     MPI = mpi()
     world = MPI.COMM_WORLD
     n, r = world.Get_size(), world.Get_rank()
@@ -378,6 +413,7 @@ def destroy_process_group(group=None):
             w.wait()
     if target._broken is None:
         target.ctl.Free()
+        target.meta.Free()
         target.comm.Free()
     if target is pg:
         GroupMember.WORLD = globals()["group"].WORLD = None

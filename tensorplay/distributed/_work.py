@@ -222,7 +222,7 @@ class Work:
     ``is_completed()`` is True); the input tensors must not be written before then.
     """
     __slots__ = ("_pg", "_name", "_reqs", "_finish", "_outputs", "_started", "_timeout",
-                 "_done", "_error", "_source", "_statuses", "_keep", "__weakref__")
+                 "_done", "_error", "_source", "_statuses", "_keep", "_meta", "__weakref__")
 
     def __init__(self, pg, name, timeout=None):
         self._pg = pg
@@ -237,6 +237,7 @@ class Work:
         self._source = None
         self._statuses = None      # a list when the statuses are needed (recv)
         self._keep = None          # what holds the buffers alive until completion
+        self._meta = None          # (request, this rank's row, all rows): the check
 
     def _complete(self):
         self._done = True
@@ -251,6 +252,18 @@ class Work:
         except Exception as e:
             self._error = e
             raise
+
+    def check_meta(self):
+        """Complete the collective check's exchange (if any) and raise, naming both
+        ranks and their calls, when a rank described a different call."""
+        if self._meta is None:
+            return
+        req, mine, rows = self._meta
+        self._meta = None
+        if not poll([req], min(time.monotonic() + 5.0, self._started + self._timeout)):
+            return                 # the peer never started one: the timeout reports
+        from tensorplay.distributed._group import _compare
+        _compare(self._name, rows, mine, self._pg, "collective check")
 
     def is_completed(self):
         """True once the operation has finished (tests the MPI requests, which also
@@ -269,6 +282,11 @@ class Work:
             raise self._mpi_error(e) from None
 
     def _mpi_error(self, e):
+        try:
+            self.check_meta()      # a mismatch explains MPI's error better than MPI
+        except RuntimeError as m:
+            self._error = m
+            return m
         first = str(e).strip().splitlines()[0]
         self._error = RuntimeError(f"{self._name}: MPI reported: {first} (on rank "
                                    f"{self._pg.global_rank}; a message or buffer size "

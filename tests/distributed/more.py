@@ -174,6 +174,38 @@ def run(C: Checks, r, n):
     dist.all_reduce(t)                           # agreeing ranks pass the check
     C.equal("DETAIL passes", t, np.full(2, n, np.float32))
     dist.set_debug_level(dist.DebugLevel.OFF)
+    # ------------------------------------------------------------ always-on check
+    # non-blocking metadata exchange beside each collective, compared at wait()
+    t = tensorplay.ones(2)
+    dist.all_reduce(t)                           # agreeing ranks pass
+    C.equal("check passes", t, np.full(2, n, np.float32))
+    if n == 2:                                   # MPICH pairs mismatched calls at 2 ranks
+        # (1) a rank skips a collective: its barrier meets the other's all_reduce
+        e = C.raises("skipped collective", RuntimeError,
+                     lambda: dist.all_reduce(tensorplay.ones(2)) if r == 0 else dist.barrier(),
+                     "ranks disagree")
+        C.true("names both calls", "called barrier()" in str(e) and "called all_reduce(" in str(e)
+               and f"rank {1 - r} called" in str(e))
+        # (2) sizes and dtypes
+        e = C.raises("sizes", RuntimeError, lambda: dist.all_reduce(tensorplay.ones(3 + r)),
+                     f"rank {1 - r} called all_reduce(float32 tensor of shape ({4 - r},)")
+        # (4 elements: at 3, 12 bytes against 24 trip an assertion in MPICH, which aborts)
+        C.raises("dtypes", RuntimeError, lambda: dist.all_reduce(tensorplay.ones(
+            4, dtype=tensorplay.float64 if r else tensorplay.float32)), "float64 tensor")
+        # (3) an extra async bucket all_reduce on rank 0 meets rank 1's metric
+        def uneven():
+            if r == 0:
+                dist.all_reduce(tensorplay.ones(4), async_op=True).wait()
+            else:
+                dist.all_reduce(tensorplay.ones(1))
+        C.raises("uneven steps", RuntimeError, uneven, "shape (4,)")
+        # (6) broadcast into a buffer of another size: our message, not MPICH's
+        e = C.raises("broadcast size", RuntimeError,
+                     lambda: dist.broadcast(tensorplay.ones(4 - 2 * r), src=0), "ranks disagree")
+        C.true("not MPI_ERROR", "MPI_ERROR" not in str(e) and "shape (2,)" in str(e))
+    t = tensorplay.ones(3)
+    dist.all_reduce(t)                           # the group is still usable
+    C.equal("usable after mismatches", t, np.full(3, n, np.float32))
     # ------------------------------------------------------------ Work.wait(timeout)
     w = dist.all_reduce(tensorplay.ones(2), async_op=True)
     C.true("wait(timeout)", w.wait(timeout=timedelta(seconds=5)))
