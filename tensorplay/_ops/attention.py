@@ -99,7 +99,7 @@ def _bias(q, mask, L, S, is_causal, out_shape):
         return None, None
     else:
         md = mask._data.dtype
-        if md != np.bool_ and md not in _FLOATS:
+        if md != np.bool_ and md != dt:             # a float mask must be the query's dtype
             raise RuntimeError(f"{_SDPA}(): Expected attn_mask dtype to be bool or float or "
                                f"to match query dtype, but got attn_mask.dtype: {mask.dtype} "
                                f"and  query.dtype: {q.dtype} instead.")

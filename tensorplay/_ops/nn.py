@@ -452,8 +452,10 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
 
 def _cross_entropy_probs(logp, target, weight, reduction, ls, cdim):
     if tuple(target.shape) != tuple(logp.shape):
-        raise RuntimeError(f"cross_entropy(): probability targets must have the input's "
-                           f"shape {list(logp.shape)}, got {list(target.shape)}")
+        raise RuntimeError(f"cross_entropy(): expected target dtype to be int64 (class "
+                           f"indices) or a float target of the input's shape "
+                           f"{list(logp.shape)} (class probabilities), but got a "
+                           f"{target.dtype} target of shape {list(target.shape)}")
     if target._data.dtype != logp._data.dtype:
         target = target.to(logp.dtype)
     c = logp.shape[cdim]

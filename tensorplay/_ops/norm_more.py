@@ -72,6 +72,10 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
         raise RuntimeError(f"{op}(): expected input of shape (N, C, *) with at least one "
                            f"spatial dim, got {list(shape)}")
     c = shape[1]
+    for n, t in (("weight", weight), ("bias", bias)):   # PyTorch: "mixed dtype (CPU)"
+        if isinstance(t, Tensor) and t.dtype != input.dtype and t.is_floating_point():
+            from tensorplay._ops.normalization import _mixed
+            _mixed(op, n, input, t)
     w, b, rm, rv = (_opt_tensor(op, n, t, input) for n, t in
                     (("weight", weight), ("bias", bias), ("running_mean", running_mean),
                      ("running_var", running_var)))

@@ -185,12 +185,7 @@ class _BackwardHook:
             res = hook(self.module, grad_outputs)
             if res is None:
                 continue
-            res = _as_tuple(res)
-            if len(res) != len(grad_outputs):
-                raise RuntimeError(f"Backward pre hook returned an invalid number of "
-                                   f"grad_output, got {len(res)}, but expected "
-                                   f"{len(grad_outputs)}")
-            grad_outputs = res
+            grad_outputs = _checked(hook, res, grad_outputs, "pre")
         if self.input_index is None:         # no input requires grad: run them now
             if self.hooks:
                 warnings.warn("Full backward hook is firing when gradients are computed "
@@ -225,17 +220,39 @@ class _BackwardHook:
             res = hook(self.module, grad_inputs, self.grad_outputs)
             if res is None:
                 continue
-            res = _as_tuple(res)
-            if len(res) != len(grad_inputs):
-                raise RuntimeError(f"Backward hook returned an invalid number of grad_input, "
-                                   f"got {len(res)}, but expected {len(grad_inputs)}")
-            grad_inputs = res
+            grad_inputs = _checked(hook, res, grad_inputs, "full")
         self.grad_outputs = None
         return [grad_inputs[i] for i in self.input_index]
 
 
 def _as_tuple(res):
     return tuple(res) if isinstance(res, (tuple, list)) else (res,)
+
+
+def _checked(hook, res, ref, what):
+    """A hook's non-None result as a tuple, checked as PyTorch checks it: a tuple
+    (not a bare Tensor) as long as ``ref``, each Tensor of its entry's shape and
+    dtype."""
+    if not isinstance(res, (tuple, list)):
+        raise RuntimeError(f"Backward {'pre ' if what == 'pre' else ''}hook must return None or a tuple of "
+                           f"{len(ref)} gradient(s), got {type(res).__name__} (wrap a "
+                           f"single gradient as (grad,))")
+    res = tuple(res)
+    if len(res) != len(ref):
+        kind = "grad_output" if what == "pre" else "grad_input"
+        raise RuntimeError(f"Backward {'pre ' if what == 'pre' else ''}hook returned an "
+                           f"invalid number of {kind}, got {len(res)}, but expected "
+                           f"{len(ref)}")
+    name = getattr(hook, "__name__", repr(hook))
+    for new, old in zip(res, ref):
+        if isinstance(new, Tensor) and isinstance(old, Tensor):
+            if tuple(new.shape) != tuple(old.shape):
+                raise RuntimeError(f"hook '{name}' has changed the size of value (was "
+                                   f"{list(old.shape)}, got {list(new.shape)})")
+            if new.dtype != old.dtype:
+                raise RuntimeError(f"hook '{name}' has changed the type of value (was "
+                                   f"{old.dtype}, got {new.dtype})")
+    return res
 
 
 class HooksMixin:
