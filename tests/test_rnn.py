@@ -141,7 +141,7 @@ def test_errors():
         m(tp.zeros(5, 2, 3), (tp.zeros(1, 3, 4), tp.zeros(1, 2, 4)))
     with pytest.raises(RuntimeError, match="hx and cx should also be 3-D"):
         m(tp.zeros(5, 2, 3), (tp.zeros(3, 4), tp.zeros(3, 4)))
-    with pytest.raises(ValueError, match="input must have the type"):
+    with pytest.raises(ValueError, match="does not match weight dtype"):
         m(tp.zeros(5, 2, 3, dtype=tp.float64))
     g = nn.GRU(3, 4)
     with pytest.raises(RuntimeError, match=r"Expected hidden size \(1, 2, 4\), got \[2, 2, 4\]"):

@@ -168,7 +168,9 @@ class RNNBase(Module):
                              f"{input.dim()}D tensor instead")
         w = self._flat_weights[0]
         if input.dtype != w.dtype:
-            raise ValueError(f"input must have the type {w.dtype}, got type {input.dtype}")
+            raise ValueError(f"{type(self).__name__}: input dtype ({input.dtype}) does not "
+                             f"match weight dtype ({w.dtype}). Convert the input: "
+                             f"input.to({w.dtype}), or the model: model.to({input.dtype})")
         if input.size(-1) != self.input_size:
             raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected "
                                f"{self.input_size}, got {input.size(-1)}")
@@ -212,7 +214,9 @@ class RNNBase(Module):
                              f"{getattr(data, 'dim', lambda: '?')()}D")
         w = self._flat_weights[0]
         if data.dtype != w.dtype:
-            raise ValueError(f"input must have the type {w.dtype}, got type {data.dtype}")
+            raise ValueError(f"{type(self).__name__}: input dtype ({data.dtype}) does not "
+                             f"match weight dtype ({w.dtype}). Convert the input: "
+                             f"input.to({w.dtype}), or the model: model.to({data.dtype})")
         if data.size(-1) != self.input_size:
             raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected "
                                f"{self.input_size}, got {data.size(-1)}")
