@@ -411,7 +411,8 @@ def _reduce_nonlinear(op, reduce, input, dim, coords, block, include_self):
         else:
             info = np.iinfo(x.dtype)
             out[flat] = {"prod": 1, "amax": info.min, "amin": info.max}[reduce]
-    ufunc.at(out, flat, s)
+    with np.errstate(invalid="ignore"):      # a NaN source propagates, as torch
+        ufunc.at(out, flat, s)
     value = out.reshape(x.shape)
     if not (input.requires_grad or block.requires_grad or _has_tangent(input, block)):
         return Tensor._wrap(value)
