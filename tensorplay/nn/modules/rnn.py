@@ -155,6 +155,17 @@ class RNNBase(Module):
         return s.format(**self.__dict__)
 
     # ------------------------------------------------------------ forward pieces
+    def _check_features(self, x):
+        """The input's dtype and feature size against the weights (torch's errors)."""
+        w = self._flat_weights[0]
+        if x.dtype != w.dtype:
+            raise ValueError(f"{type(self).__name__}: input dtype ({x.dtype}) does not "
+                             f"match weight dtype ({w.dtype}). Convert the input: "
+                             f"input.to({w.dtype}), or the model: model.to({x.dtype})")
+        if x.size(-1) != self.input_size:
+            raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected "
+                               f"{self.input_size}, got {x.size(-1)}")
+
     def _name(self):
         return type(self).__name__
 
@@ -166,14 +177,7 @@ class RNNBase(Module):
         if input.dim() not in (2, 3):
             raise ValueError(f"{self._name()}: Expected input to be 2D or 3D, got "
                              f"{input.dim()}D tensor instead")
-        w = self._flat_weights[0]
-        if input.dtype != w.dtype:
-            raise ValueError(f"{type(self).__name__}: input dtype ({input.dtype}) does not "
-                             f"match weight dtype ({w.dtype}). Convert the input: "
-                             f"input.to({w.dtype}), or the model: model.to({input.dtype})")
-        if input.size(-1) != self.input_size:
-            raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected "
-                               f"{self.input_size}, got {input.size(-1)}")
+        self._check_features(input)
         if input.shape[0 if input.dim() == 2 or not self.batch_first else 1] == 0:
             # PyTorch 2.13 refuses an empty sequence too
             raise RuntimeError(f"{self._name()}: Expected sequence length to be larger than "
@@ -212,14 +216,7 @@ class RNNBase(Module):
             raise ValueError(f"{self._name()}: a PackedSequence's data must be 2-D "
                              f"(sum(lengths), input_size), got "
                              f"{getattr(data, 'dim', lambda: '?')()}D")
-        w = self._flat_weights[0]
-        if data.dtype != w.dtype:
-            raise ValueError(f"{type(self).__name__}: input dtype ({data.dtype}) does not "
-                             f"match weight dtype ({w.dtype}). Convert the input: "
-                             f"input.to({w.dtype}), or the model: model.to({data.dtype})")
-        if data.size(-1) != self.input_size:
-            raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected "
-                               f"{self.input_size}, got {data.size(-1)}")
+        self._check_features(data)
         return data
 
     def _forward(self, input, hx, kinds):
